@@ -1,0 +1,97 @@
+package changelog
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// HistoryUnavailableError reports a read below a space's horizon: the rows
+// it asks for were pruned. Horizon is the oldest resumable position.
+type HistoryUnavailableError struct {
+	Space     string
+	Requested int64
+	Horizon   int64
+}
+
+// Error implements error.
+func (e *HistoryUnavailableError) Error() string {
+	return fmt.Sprintf("history unavailable: space %s: position %d is below the horizon %d", e.Space, e.Requested, e.Horizon)
+}
+
+// Options tune a Log. The zero value is usable.
+type Options struct {
+	// IdempotencyWindow is how long receipts are kept by mutation id
+	// (default 24h).
+	IdempotencyWindow time.Duration
+	// MaxScan bounds the rows a filtered page scans (default 10,000).
+	MaxScan int
+	// MaxBatch bounds the requests one group commit takes (default 128).
+	MaxBatch int
+	// Now returns the current time (default time.Now).
+	Now func() time.Time
+	// OnCommit, if set, is called after every committed write transaction
+	// with the space and its new head. It must not block.
+	OnCommit func(space string, head int64)
+}
+
+// WriteRequest is one request's mutations, applied in order as
+// consecutive commits; with Atomic, all or nothing.
+type WriteRequest struct {
+	Space     string
+	Mutations []Mutation
+	Atomic    bool
+	// Provenance is the template every commit's provenance starts from
+	// (actor, via, request id, trigger, delivery, cause and depth); the
+	// mutation id is filled per mutation.
+	Provenance store.Provenance
+}
+
+// WriteResult answers a WriteRequest: one receipt per mutation in order,
+// the primary entity after each mutation (nil after a delete or a
+// rejection), whether each created its entity, and LastSeq: the seq of the
+// last commit appended, or the head when none was.
+type WriteResult struct {
+	Receipts []store.Receipt
+	Entities []*store.Record
+	Created  []bool
+	LastSeq  int64
+}
+
+// PullPage is one page of whole commits (see Log.Pull).
+type PullPage struct {
+	Commits    []store.Commit `json:"commits"`
+	NextCursor int64          `json:"nextCursor"`
+	HasMore    bool           `json:"hasMore"`
+}
+
+// Page is a page of wire rows. For a forward read, Cursor is the position
+// to resume after; for history, the oldest seq consumed, to pass as the
+// next before, and Exhausted says the walk reached the horizon.
+type Page struct {
+	Rows      []store.Row
+	Cursor    int64
+	Head      int64
+	Exhausted bool
+}
+
+// ListParams select one page of a collection. Head pins the snapshot (0 =
+// the current head); After is the last id of the previous page.
+type ListParams struct {
+	Space string
+	Type  string
+	After string
+	Head  int64
+	Limit int
+	// Allow, if set, drops records the reader may not see.
+	Allow func(*store.Record) bool
+}
+
+// ListPage is one page of a collection as of Head. Next is the last id
+// returned when more may follow, else "".
+type ListPage struct {
+	Items []store.Record
+	Head  int64
+	Next  string
+}

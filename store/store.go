@@ -1,0 +1,330 @@
+// Package store is eddy's driver boundary: the interfaces every storage
+// driver implements and the plain row structs they exchange. It holds no
+// domain logic and imports nothing of eddy's, so every other package can
+// import it without cycles. All SQL lives in the drivers (store/sqlite and
+// store/postgres); store/storetest is the conformance suite both must pass.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors that drivers return (wrapped) and callers branch on with
+// errors.Is.
+var (
+	// ErrNotFound reports a missing space, entity, type definition, token
+	// or receipt.
+	ErrNotFound = errors.New("not found")
+	// ErrExists reports that a create met an existing row.
+	ErrExists = errors.New("already exists")
+	// ErrHeadMoved reports that a conditional space update lost a race.
+	ErrHeadMoved = errors.New("space head moved")
+)
+
+// Space is one space's row: the consistency boundary with its own log.
+type Space struct {
+	ID            string    `json:"space"`
+	Head          int64     `json:"head"`
+	Horizon       int64     `json:"horizon"`
+	Epoch         string    `json:"epoch"`
+	SchemaVersion int64     `json:"schemaVersion"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// Link is one outgoing link stored on its source entity.
+type Link struct {
+	Rel    string    `json:"rel"`
+	Target EntityKey `json:"target"`
+}
+
+// EntityKey names one entity inside a space.
+type EntityKey struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// Record kinds.
+const (
+	KindLive    = "live"
+	KindDeleted = "deleted"
+)
+
+// Record is an entity as stored: live, or a tombstone (Kind == KindDeleted,
+// Version = the deleting seq). Properties is a JSON object in canonical
+// form (keys sorted, no insignificant whitespace); Links are sorted by
+// (rel, target type, target id).
+type Record struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id"`
+	Version    int64           `json:"version"`
+	Kind       string          `json:"-"`
+	Properties json.RawMessage `json:"properties"`
+	Links      []Link          `json:"links"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+	// GroupVersions holds, per conflict group, the seq of the last commit
+	// that changed a property of that group. It is stored, never shown.
+	GroupVersions map[string]int64 `json:"-"`
+}
+
+// Key returns the record's entity key.
+func (r *Record) Key() EntityKey { return EntityKey{Type: r.Type, ID: r.ID} }
+
+// Change kinds.
+const (
+	ChangeCreated = "created"
+	ChangeUpdated = "updated"
+	ChangeDeleted = "deleted"
+)
+
+// Change is one entity change inside a commit. Before and After are
+// immutable snapshots (nil for a creation and a deletion respectively).
+type Change struct {
+	Ordinal        int      `json:"ordinal"`
+	Kind           string   `json:"kind"`
+	Type           string   `json:"type"`
+	ID             string   `json:"id"`
+	Version        int64    `json:"version"`
+	Before         *Record  `json:"before"`
+	After          *Record  `json:"after"`
+	ConflictGroups []string `json:"conflictGroups"`
+}
+
+// Receipt statuses.
+const (
+	ReceiptApplied  = "applied"
+	ReceiptNoop     = "noop"
+	ReceiptRejected = "rejected"
+)
+
+// Receipt is the answer to one processed mutation, applied or not.
+type Receipt struct {
+	MutationID string             `json:"mutationId,omitempty"`
+	Status     string             `json:"status"`
+	Seq        int64              `json:"seq,omitempty"`
+	Version    int64              `json:"version,omitempty"`
+	Accepted   []string           `json:"accepted"`
+	Rejected   []RejectedProperty `json:"rejected"`
+	Reason     *Reason            `json:"reason,omitempty"`
+	Proposed   json.RawMessage    `json:"proposed,omitempty"`
+}
+
+// RejectedProperty names one proposed property a mutation could not apply.
+type RejectedProperty struct {
+	Property string `json:"property"`
+	Reason   string `json:"reason"`
+}
+
+// Reason explains a rejection with a stable code (the HTTP problem codes)
+// and a human message.
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Provenance is the structured origin of a commit. It is stored on every
+// commit and shown only to trusted readers.
+type Provenance struct {
+	Actor       string `json:"actor"`
+	Via         string `json:"via"`
+	RequestID   string `json:"requestId,omitempty"`
+	MutationID  string `json:"mutationId,omitempty"`
+	Trigger     string `json:"trigger,omitempty"`
+	Delivery    string `json:"delivery,omitempty"`
+	CausedBy    int64  `json:"causedBy,omitempty"`
+	Depth       int    `json:"depth"`
+	Traceparent string `json:"traceparent,omitempty"`
+}
+
+// Row is the wire row: what changes, watch and history carry, and nothing
+// else. Payload is a JSON object naming what changed.
+type Row struct {
+	Seq      int64           `json:"seq"`
+	TS       time.Time       `json:"ts"`
+	Actor    string          `json:"actor"`
+	Op       string          `json:"op"`
+	EntityID string          `json:"entityId"`
+	Type     string          `json:"type"`
+	Payload  json.RawMessage `json:"payload"`
+}
+
+// Commit is what one applied mutation appends: the wire row plus its
+// changes, receipt and provenance.
+type Commit struct {
+	Row
+	Changes    []Change   `json:"changes"`
+	Receipt    Receipt    `json:"receipt"`
+	Provenance Provenance `json:"provenance"`
+}
+
+// TypeDef is a stored type definition. Def is the JSON definition; its
+// meaning belongs to the changelog package.
+type TypeDef struct {
+	Type      string          `json:"type"`
+	Def       json.RawMessage `json:"definition"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// StoredReceipt is a receipt kept under its mutation id for the
+// idempotency window.
+type StoredReceipt struct {
+	MutationID string
+	Receipt    Receipt
+	// Entity is the record the original request answered with (nil after a
+	// delete or a rejection), so a retried request answers the same.
+	Entity    *Record
+	CreatedAt time.Time
+}
+
+// Token is a stored API token; only the hash of its secret is kept.
+type Token struct {
+	ID          string    `json:"id"`
+	Hash        []byte    `json:"-"`
+	Space       string    `json:"space"`
+	Role        string    `json:"role"`
+	Actor       string    `json:"actor"`
+	Types       []string  `json:"types,omitempty"`
+	User        string    `json:"user,omitempty"`
+	Application string    `json:"application,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// RowFilter is the part of a row filter a driver pushes into SQL. Empty
+// slices do not constrain. EntityType and EntityID are set together or not
+// at all.
+type RowFilter struct {
+	Types         []string
+	Ops           []string
+	Actors        []string
+	ExcludeTypes  []string
+	ExcludeOps    []string
+	ExcludeActors []string
+	EntityType    string
+	EntityID      string
+}
+
+// RowsParams selects wire rows with Lo < seq <= Hi matching Filter, in
+// ascending seq order (Desc false) or descending (Desc true), at most Limit.
+type RowsParams struct {
+	Space  string
+	Lo, Hi int64
+	Filter RowFilter
+	Desc   bool
+	Limit  int
+}
+
+// CommitsParams selects at most Limit whole commits with seq > After, in
+// ascending seq order, each with its changes ordered by ordinal.
+type CommitsParams struct {
+	Space string
+	After int64
+	Limit int
+}
+
+// EntityListParams selects records of one type with id > After (bytewise),
+// ordered by id, at most Limit. With AsOf > 0, tombstones whose version is
+// greater than AsOf are included (they may have been live at AsOf).
+type EntityListParams struct {
+	Space string
+	Type  string
+	After string
+	AsOf  int64
+	Limit int
+}
+
+// Store is a storage driver. Every method is safe for concurrent use.
+type Store interface {
+	// Migrate applies the driver's embedded migrations that have not run.
+	Migrate(ctx context.Context) error
+	// Close releases the driver's resources.
+	Close() error
+
+	// SpaceCreate creates a space at head 0, horizon 0; ErrExists if it
+	// exists.
+	SpaceCreate(ctx context.Context, id, epoch string) (Space, error)
+	// SpaceGet returns a space or ErrNotFound.
+	SpaceGet(ctx context.Context, id string) (Space, error)
+	// SpaceList returns every space ordered by id.
+	SpaceList(ctx context.Context) ([]Space, error)
+	// SpacePrune deletes commits with seq <= through and moves the horizon
+	// to through. It never touches the head.
+	SpacePrune(ctx context.Context, id string, through int64) (Space, error)
+
+	// TypeDefPut stores a type definition and bumps the space's schema
+	// version.
+	TypeDefPut(ctx context.Context, space string, def TypeDef) (TypeDef, error)
+	// TypeDefGet returns a type definition or ErrNotFound.
+	TypeDefGet(ctx context.Context, space, typ string) (TypeDef, error)
+	// TypeDefList returns a space's type definitions ordered by type.
+	TypeDefList(ctx context.Context, space string) ([]TypeDef, error)
+	// TypeDefDelete removes a type definition (ErrNotFound if absent) and
+	// bumps the schema version.
+	TypeDefDelete(ctx context.Context, space, typ string) error
+
+	// WriteBegin opens a write transaction on one space. Its first
+	// statement takes the space write lock; in the same round trip it
+	// loads the entities and stored receipts the caller names, so a
+	// commit usually costs one round trip to read and one to write.
+	WriteBegin(ctx context.Context, p WriteBeginParams) (WriteTx, error)
+
+	// EntityGet returns a record (live or tombstone) or ErrNotFound.
+	EntityGet(ctx context.Context, space string, key EntityKey) (Record, error)
+	// EntityList returns records ordered by id, bytewise.
+	EntityList(ctx context.Context, p EntityListParams) ([]Record, error)
+	// FirstChangesAfter returns, for each key that has one, the first
+	// change with seq > after that touched it (its Before is the record as
+	// of after).
+	FirstChangesAfter(ctx context.Context, space string, after int64, keys []EntityKey) (map[EntityKey]Change, error)
+
+	// Rows returns wire rows (see RowsParams).
+	Rows(ctx context.Context, p RowsParams) ([]Row, error)
+	// Commits returns whole commits with their changes, receipt and
+	// provenance (see CommitsParams).
+	Commits(ctx context.Context, p CommitsParams) ([]Commit, error)
+
+	// TokenCreate stores a token.
+	TokenCreate(ctx context.Context, t Token) error
+	// TokenByHash returns the token with that secret hash or ErrNotFound.
+	TokenByHash(ctx context.Context, hash []byte) (Token, error)
+	// TokenList returns every token ordered by creation.
+	TokenList(ctx context.Context) ([]Token, error)
+	// TokenDelete revokes a token; ErrNotFound if absent.
+	TokenDelete(ctx context.Context, id string) error
+}
+
+// WriteBeginParams names what a write transaction reads up front.
+type WriteBeginParams struct {
+	Space       string
+	Entities    []EntityKey
+	MutationIDs []string
+	// ReceiptsSince ignores stored receipts older than this time.
+	ReceiptsSince time.Time
+}
+
+// WriteTx is an open write transaction holding its space's write lock.
+// Appends may be buffered by the driver and sent with Commit; a driver
+// must make every buffered statement part of the same transaction.
+type WriteTx interface {
+	// Space is the locked space row as read by the lock statement.
+	Space() Space
+	// Entities are the records loaded by WriteBegin (live or tombstone);
+	// absent keys had no row.
+	Entities() map[EntityKey]Record
+	// Receipts are the stored receipts loaded by WriteBegin, by mutation id.
+	Receipts() map[string]StoredReceipt
+	// Append records one commit: the commit row, its changes, the entity
+	// rows it leaves (After, or a tombstone for deletions) and, when
+	// c.Receipt.MutationID is set, its receipt (stored with Entity = the
+	// After of change 0). Seqs must be Space().Head+1, +2, … in call order.
+	Append(ctx context.Context, c Commit, records []Record) error
+	// ReceiptPut stores a receipt of a mutation that appended nothing.
+	ReceiptPut(ctx context.Context, r StoredReceipt) error
+	// Commit sets the space head to the last appended seq, signals other
+	// processes (PostgreSQL NOTIFY) and commits.
+	Commit(ctx context.Context) error
+	// Rollback abandons the transaction; it is safe after Commit.
+	Rollback(ctx context.Context) error
+}
