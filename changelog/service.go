@@ -2,82 +2,118 @@ package changelog
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
 
-// Log is the changelog service over one store.
+// Log is the changelog service over one store: it appends commits through
+// a group committer per space and reads them back.
 type Log struct {
-	st   store.Store
-	opts Options
+	st     store.Store
+	opts   Options
+	closed atomic.Bool
+
+	mu         sync.Mutex
+	committers map[string]*committer // by space; guarded by mu
+
+	schemas schemaCache
 }
 
-// New returns a Log over st. Call Close to stop its committers.
-func New(st store.Store, opts Options) *Log { return &Log{st: st, opts: opts} }
+// New returns a Log over st. The zero Options are usable.
+func New(st store.Store, opts Options) *Log {
+	if opts.IdempotencyWindow <= 0 {
+		opts.IdempotencyWindow = 24 * time.Hour
+	}
+	if opts.MaxScan <= 0 {
+		opts.MaxScan = 10000
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 128
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Log{st: st, opts: opts, committers: make(map[string]*committer)}
+}
 
-// Close stops the per-space committers after they finish queued work.
-func (l *Log) Close() error { return nil }
+// Close refuses new writes. Writes already queued finish normally.
+func (l *Log) Close() error {
+	l.closed.Store(true)
+	return nil
+}
 
 // Store returns the underlying store.
 func (l *Log) Store() store.Store { return l.st }
 
+// now returns the commit clock: UTC with microsecond precision.
+func (l *Log) now() time.Time { return l.opts.Now().UTC().Truncate(time.Microsecond) }
+
 // CreateSpace creates a space (conflict if it exists).
-func (l *Log) CreateSpace(ctx context.Context, id string) (store.Space, error) { panic("unimplemented") }
+func (l *Log) CreateSpace(ctx context.Context, id string) (store.Space, error) {
+	if !ValidTypeName(id) {
+		return store.Space{}, problem.Param("space", "%q is not a valid space name (want [a-z][a-z0-9-]*, dot-separated)", id)
+	}
+	sp, err := l.st.SpaceCreate(ctx, id, newEpoch())
+	if errors.Is(err, store.ErrExists) {
+		return store.Space{}, problem.New(problem.Conflict, "space %q already exists", id)
+	}
+	if err != nil {
+		return store.Space{}, fmt.Errorf("create space: %w", err)
+	}
+	return sp, nil
+}
 
 // EnsureSpace creates a space unless it exists and returns it.
-func (l *Log) EnsureSpace(ctx context.Context, id string) (store.Space, error) { panic("unimplemented") }
+func (l *Log) EnsureSpace(ctx context.Context, id string) (store.Space, error) {
+	sp, err := l.CreateSpace(ctx, id)
+	if problem.CodeOf(err) == problem.Conflict {
+		return l.Space(ctx, id)
+	}
+	return sp, err
+}
 
 // Space returns one space (not_found if absent).
-func (l *Log) Space(ctx context.Context, id string) (store.Space, error) { panic("unimplemented") }
+func (l *Log) Space(ctx context.Context, id string) (store.Space, error) {
+	sp, err := l.st.SpaceGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Space{}, spaceNotFound(id)
+	}
+	if err != nil {
+		return store.Space{}, fmt.Errorf("get space: %w", err)
+	}
+	return sp, nil
+}
 
 // Spaces returns every space.
-func (l *Log) Spaces(ctx context.Context) ([]store.Space, error) { panic("unimplemented") }
-
-// PutType validates and stores a type definition.
-func (l *Log) PutType(ctx context.Context, space, typ string, raw []byte) (store.TypeDef, error) {
-	panic("unimplemented")
+func (l *Log) Spaces(ctx context.Context) ([]store.Space, error) {
+	sps, err := l.st.SpaceList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list spaces: %w", err)
+	}
+	return sps, nil
 }
 
-// GetType returns a type definition (not_found if absent).
-func (l *Log) GetType(ctx context.Context, space, typ string) (store.TypeDef, error) {
-	panic("unimplemented")
+func spaceNotFound(id string) error {
+	return problem.New(problem.NotFound, "space %q not found", id)
 }
-
-// DeleteType removes a type definition (not_found if absent).
-func (l *Log) DeleteType(ctx context.Context, space, typ string) error { panic("unimplemented") }
-
-// Types lists a space's type definitions.
-func (l *Log) Types(ctx context.Context, space string) ([]store.TypeDef, error) { panic("unimplemented") }
-
-// Write applies a request's mutations through the space's group committer.
-func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) { panic("unimplemented") }
 
 // Get returns a live record (not_found for a missing or deleted entity).
 func (l *Log) Get(ctx context.Context, space string, key store.EntityKey) (store.Record, error) {
-	panic("unimplemented")
-}
-
-// List returns one page of a collection consistent as of its head.
-func (l *Log) List(ctx context.Context, p ListParams) (ListPage, error) { panic("unimplemented") }
-
-// Pull returns whole commits after a cursor within a soft change budget.
-func (l *Log) Pull(ctx context.Context, space string, after int64, limit int) (PullPage, error) {
-	panic("unimplemented")
-}
-
-// Read returns a forward page of rows with seq > from.
-func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limit int) (Page, error) {
-	panic("unimplemented")
-}
-
-// History returns a backward page of rows with seq < before (0 = from the
-// head), newest first.
-func (l *Log) History(ctx context.Context, space string, before int64, f Filter, limit int) (Page, error) {
-	panic("unimplemented")
-}
-
-// Prune deletes commits <= through and moves the horizon; the head never
-// moves back.
-func (l *Log) Prune(ctx context.Context, space string, through int64) (store.Space, error) {
-	panic("unimplemented")
+	if _, err := l.Space(ctx, space); err != nil {
+		return store.Record{}, err
+	}
+	rec, err := l.st.EntityGet(ctx, space, key)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Kind == store.KindDeleted) {
+		return store.Record{}, problem.New(problem.NotFound, "%s/%s not found", key.Type, key.ID)
+	}
+	if err != nil {
+		return store.Record{}, fmt.Errorf("get entity: %w", err)
+	}
+	return rec, nil
 }

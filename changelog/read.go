@@ -1,0 +1,191 @@
+package changelog
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// Pull returns whole commits with seq > after, for trusted
+// infrastructure. limit is a soft budget in changes: the first commit is
+// always returned whole; another is added only if it fits. NextCursor is
+// the last fully returned seq, or after for an empty page.
+func (l *Log) Pull(ctx context.Context, space string, after int64, limit int) (PullPage, error) {
+	if limit < 1 {
+		return PullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
+	}
+	sp, err := l.readable(ctx, space, after, "after")
+	if err != nil {
+		return PullPage{}, err
+	}
+	page := PullPage{Commits: []store.Commit{}, NextCursor: after}
+	if after == sp.Head {
+		return page, nil
+	}
+	commits, err := l.st.Commits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1})
+	if err != nil {
+		return PullPage{}, fmt.Errorf("pull: %w", err)
+	}
+	if len(commits) == 0 || commits[0].Seq != after+1 {
+		return PullPage{}, l.pruned(ctx, space, after)
+	}
+	budget := 0
+	for i, c := range commits {
+		if i > 0 && (budget+len(c.Changes) > limit || i == limit) {
+			page.HasMore = true
+			break
+		}
+		budget += len(c.Changes)
+		page.Commits = append(page.Commits, c)
+		page.NextCursor = c.Seq
+	}
+	page.HasMore = page.HasMore || page.NextCursor < sp.Head
+	return page, nil
+}
+
+// readable returns the space if pos is a serviceable cursor in it:
+// 0 <= pos <= head (bad_request otherwise) and pos >= horizon
+// (HistoryUnavailableError otherwise).
+func (l *Log) readable(ctx context.Context, space string, pos int64, param string) (store.Space, error) {
+	if pos < 0 {
+		return store.Space{}, problem.Param(param, "must not be negative, got %d", pos)
+	}
+	sp, err := l.Space(ctx, space)
+	if err != nil {
+		return store.Space{}, err
+	}
+	if pos > sp.Head {
+		return store.Space{}, problem.Param(param, "%d is ahead of the head %d", pos, sp.Head).With("head", sp.Head)
+	}
+	if pos < sp.Horizon {
+		return store.Space{}, &HistoryUnavailableError{Space: space, Requested: pos, Horizon: sp.Horizon}
+	}
+	return sp, nil
+}
+
+// pruned re-reads the horizon after a read that found rows missing and
+// reports the history that a concurrent prune took.
+func (l *Log) pruned(ctx context.Context, space string, pos int64) error {
+	sp, err := l.Space(ctx, space)
+	if err != nil {
+		return err
+	}
+	if pos < sp.Horizon {
+		return &HistoryUnavailableError{Space: space, Requested: pos, Horizon: sp.Horizon}
+	}
+	return fmt.Errorf("read space %s after %d: commits missing below horizon %d", space, pos, sp.Horizon)
+}
+
+// checkHorizon fails with HistoryUnavailableError if the horizon has
+// passed pos since the read began.
+func (l *Log) checkHorizon(ctx context.Context, space string, pos int64) error {
+	sp, err := l.Space(ctx, space)
+	if err != nil {
+		return err
+	}
+	if pos < sp.Horizon {
+		return &HistoryUnavailableError{Space: space, Requested: pos, Horizon: sp.Horizon}
+	}
+	return nil
+}
+
+// Read returns a forward page of rows with seq > from that match f, in
+// seq order. It scans at most MaxScan seqs, so a page may hold fewer rows
+// than limit, even none; Cursor is the last position consumed (the head
+// when the read caught up).
+func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limit int) (Page, error) {
+	if limit < 1 {
+		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
+	}
+	sp, err := l.readable(ctx, space, from, "from")
+	if err != nil {
+		return Page{}, err
+	}
+	hi := min(sp.Head, from+int64(l.opts.MaxScan))
+	page := Page{Rows: []store.Row{}, Cursor: hi, Head: sp.Head}
+	if hi == from {
+		return page, nil
+	}
+	rows, err := l.st.Rows(ctx, store.RowsParams{Space: space, Lo: from, Hi: hi, Filter: f.RowFilter(), Limit: limit})
+	if err != nil {
+		return Page{}, fmt.Errorf("read rows: %w", err)
+	}
+	if err := l.checkHorizon(ctx, space, from); err != nil {
+		return Page{}, err
+	}
+	if len(rows) == limit {
+		page.Cursor = rows[len(rows)-1].Seq
+	}
+	page.Rows = keep(rows, &f)
+	return page, nil
+}
+
+// History returns a backward page of rows with seq < before (0 = from the
+// head), newest first. Cursor is the oldest seq consumed, to pass as the
+// next before; Exhausted says nothing older remains above the horizon.
+func (l *Log) History(ctx context.Context, space string, before int64, f Filter, limit int) (Page, error) {
+	if limit < 1 {
+		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
+	}
+	sp, err := l.Space(ctx, space)
+	if err != nil {
+		return Page{}, err
+	}
+	if before == 0 {
+		before = sp.Head + 1
+	}
+	if before < 1 || before > sp.Head+1 {
+		return Page{}, problem.Param("before", "must be between 1 and head+1 (%d), got %d", sp.Head+1, before).With("head", sp.Head)
+	}
+	if before-1 < sp.Horizon {
+		return Page{}, &HistoryUnavailableError{Space: space, Requested: before - 1, Horizon: sp.Horizon}
+	}
+	lo := max(sp.Horizon, before-1-int64(l.opts.MaxScan))
+	page := Page{Rows: []store.Row{}, Cursor: lo + 1, Head: sp.Head}
+	rows, err := l.st.Rows(ctx, store.RowsParams{Space: space, Lo: lo, Hi: before - 1, Filter: f.RowFilter(), Desc: true, Limit: limit})
+	if err != nil {
+		return Page{}, fmt.Errorf("read history: %w", err)
+	}
+	if err := l.checkHorizon(ctx, space, lo); err != nil {
+		return Page{}, err
+	}
+	if len(rows) == limit {
+		page.Cursor = rows[len(rows)-1].Seq
+	}
+	page.Exhausted = page.Cursor <= sp.Horizon+1
+	page.Rows = keep(rows, &f)
+	return page, nil
+}
+
+// keep returns the rows f selects, consuming the others.
+func keep(rows []store.Row, f *Filter) []store.Row {
+	out := rows[:0]
+	for i := range rows {
+		if f.Match(&rows[i]) {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}
+
+// Prune deletes commits <= through and moves the horizon to through; the
+// head never moves back. through must lie between the horizon and head.
+func (l *Log) Prune(ctx context.Context, space string, through int64) (store.Space, error) {
+	sp, err := l.Space(ctx, space)
+	if err != nil {
+		return store.Space{}, err
+	}
+	if through < sp.Horizon || through > sp.Head {
+		return store.Space{}, problem.Param("through", "must be between the horizon %d and the head %d, got %d", sp.Horizon, sp.Head, through)
+	}
+	if through == sp.Horizon {
+		return sp, nil
+	}
+	sp, err = l.st.SpacePrune(ctx, space, through)
+	if err != nil {
+		return store.Space{}, fmt.Errorf("prune: %w", err)
+	}
+	return sp, nil
+}

@@ -1,0 +1,259 @@
+package changelog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// Limits of a mutation batch and its names.
+const (
+	// MaxMutations bounds the mutations of one request.
+	MaxMutations = 1000
+	// MaxNameLen bounds type names, ids, rels and mutation ids.
+	MaxNameLen = 128
+)
+
+var (
+	typeNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z0-9-]+)*$`)
+	idRE       = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+)
+
+// ValidTypeName reports whether s is a valid type name:
+// [a-z][a-z0-9-]*(\.[a-z0-9-]+)*, at most 128 characters.
+func ValidTypeName(s string) bool { return len(s) <= MaxNameLen && typeNameRE.MatchString(s) }
+
+// ValidID reports whether s is a valid entity id: [A-Za-z0-9._:-]{1,128}.
+func ValidID(s string) bool { return idRE.MatchString(s) }
+
+// clientOps are the ops a client may send, with the optional fields each
+// takes beyond mutationId, op, type and entityId.
+var clientOps = map[string][]string{
+	OpPut:    {"properties", "ifVersion", "baseVersion"},
+	OpPatch:  {"patch", "ifVersion", "baseVersion"},
+	OpDelete: {"ifVersion"},
+	OpLink:   {"rel", "target", "ifVersion"},
+	OpUnlink: {"rel", "target", "ifVersion"},
+	OpMerge:  {"from", "ifVersion", "baseVersion"},
+	OpSplit:  {"into", "properties", "ifVersion", "baseVersion"},
+}
+
+// ValidateMutation checks a mutation's shape (op, type name, ids, fields
+// the op needs) before it reaches a transaction. Errors are bad_request
+// with details.field naming the offending field.
+func ValidateMutation(m *Mutation) error {
+	if err := validateHeader(m); err != nil {
+		return err
+	}
+	if err := validateFields(m); err != nil {
+		return err
+	}
+	switch m.Op {
+	case OpPut:
+		return validateObject("properties", m.Properties)
+	case OpPatch:
+		return validateObject("patch", m.Patch)
+	case OpLink, OpUnlink:
+		return validateLink(m)
+	case OpMerge:
+		return validateMerge(m)
+	case OpSplit:
+		return validateSplit(m)
+	}
+	return nil
+}
+
+func validateHeader(m *Mutation) error {
+	if len(m.MutationID) > MaxNameLen {
+		return fieldError("mutationId", "at most %d characters", MaxNameLen)
+	}
+	switch {
+	case m.Op == "":
+		return fieldError("op", "required")
+	case m.Op == OpFire || m.Op == OpPark:
+		return fieldError("op", "%q is an engine op and cannot be requested", m.Op)
+	case clientOps[m.Op] == nil:
+		return fieldError("op", "unknown op %q", m.Op)
+	}
+	if !ValidTypeName(m.Type) {
+		return fieldError("type", "invalid type name %q", m.Type)
+	}
+	if !ValidID(m.EntityID) {
+		return fieldError("entityId", "invalid entity id %q", m.EntityID)
+	}
+	if m.IfVersion != nil && *m.IfVersion < 0 {
+		return fieldError("ifVersion", "must not be negative")
+	}
+	if m.BaseVersion != nil && *m.BaseVersion < 0 {
+		return fieldError("baseVersion", "must not be negative")
+	}
+	return nil
+}
+
+// validateFields rejects fields that do not belong to the op.
+func validateFields(m *Mutation) error {
+	present := map[string]bool{
+		"properties":  hasJSON(m.Properties),
+		"patch":       hasJSON(m.Patch),
+		"rel":         m.Rel != "",
+		"target":      m.Target != nil,
+		"from":        m.From != nil,
+		"into":        m.Into != nil,
+		"ifVersion":   m.IfVersion != nil,
+		"baseVersion": m.BaseVersion != nil,
+	}
+	allowed := clientOps[m.Op]
+	for _, f := range []string{"properties", "patch", "rel", "target", "from", "into", "ifVersion", "baseVersion"} {
+		if present[f] && !slices.Contains(allowed, f) {
+			return fieldError(f, "not allowed with op %q", m.Op)
+		}
+	}
+	return nil
+}
+
+// hasJSON reports whether a raw field was given (null counts as absent).
+func hasJSON(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && string(t) != "null"
+}
+
+func validateObject(field string, raw json.RawMessage) error {
+	if !hasJSON(raw) {
+		return fieldError(field, "required (a JSON object)")
+	}
+	if _, err := decodeObject(raw); err != nil {
+		return fieldError(field, "%v", err)
+	}
+	return nil
+}
+
+func validateKey(field string, k *store.EntityKey) error {
+	if k == nil {
+		return fieldError(field, "required")
+	}
+	if !ValidTypeName(k.Type) {
+		return fieldError(field+".type", "invalid type name %q", k.Type)
+	}
+	if !ValidID(k.ID) {
+		return fieldError(field+".id", "invalid entity id %q", k.ID)
+	}
+	return nil
+}
+
+func validateLink(m *Mutation) error {
+	if m.Rel == "" {
+		return fieldError("rel", "required")
+	}
+	if !ValidID(m.Rel) {
+		return fieldError("rel", "invalid rel %q (want [A-Za-z0-9._:-]{1,128})", m.Rel)
+	}
+	return validateKey("target", m.Target)
+}
+
+func validateMerge(m *Mutation) error {
+	if err := validateKey("from", m.From); err != nil {
+		return err
+	}
+	if *m.From == m.Key() {
+		return fieldError("from", "an entity cannot be merged into itself")
+	}
+	return nil
+}
+
+func validateSplit(m *Mutation) error {
+	if m.Into == nil {
+		return fieldError("into", "required")
+	}
+	if m.Into.Type != "" && !ValidTypeName(m.Into.Type) {
+		return fieldError("into.type", "invalid type name %q", m.Into.Type)
+	}
+	if !ValidID(m.Into.ID) {
+		return fieldError("into.id", "invalid entity id %q", m.Into.ID)
+	}
+	_, err := splitNames(m.Properties)
+	return err
+}
+
+// splitNames decodes a split's property list: a non-empty array of
+// distinct non-empty strings.
+func splitNames(raw json.RawMessage) ([]string, error) {
+	if !hasJSON(raw) {
+		return nil, fieldError("properties", "required (an array of property names)")
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, fieldError("properties", "must be an array of property names")
+	}
+	if len(names) == 0 {
+		return nil, fieldError("properties", "must name at least one property")
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if n == "" {
+			return nil, fieldError("properties", "property names must not be empty")
+		}
+		if seen[n] {
+			return nil, fieldError("properties", "property %q is named twice", n)
+		}
+		seen[n] = true
+	}
+	return names, nil
+}
+
+// mutationsBody is the body of POST .../mutations.
+type mutationsBody struct {
+	Atomic    bool       `json:"atomic"`
+	Mutations []Mutation `json:"mutations"`
+}
+
+// DecodeMutations strictly decodes a mutations request body
+// {"atomic": bool, "mutations": [...]}: unknown fields, trailing data, an
+// empty list and more than MaxMutations mutations are bad_request, and
+// every mutation must pass ValidateMutation (the error's details carry its
+// index).
+func DecodeMutations(r io.Reader) (mutations []Mutation, atomic bool, err error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var body mutationsBody
+	if err := dec.Decode(&body); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, false, problem.New(problem.BadRequest, "empty body: want {\"mutations\": [...]}")
+		}
+		return nil, false, jsonProblem("mutations body", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false, problem.New(problem.BadRequest, "mutations body: trailing data after JSON object")
+	}
+	if err := checkBatch(body.Mutations); err != nil {
+		return nil, false, err
+	}
+	return body.Mutations, body.Atomic, nil
+}
+
+func checkBatch(ms []Mutation) error {
+	switch {
+	case len(ms) == 0:
+		return fieldError("mutations", "at least one mutation is required")
+	case len(ms) > MaxMutations:
+		return fieldError("mutations", "at most %d mutations per request", MaxMutations)
+	}
+	for i := range ms {
+		if err := ValidateMutation(&ms[i]); err != nil {
+			var pe *problem.Error
+			if errors.As(err, &pe) {
+				pe = pe.With("index", i)
+				pe.Message = "mutations[" + strconv.Itoa(i) + "]: " + pe.Message
+				return pe
+			}
+			return err
+		}
+	}
+	return nil
+}

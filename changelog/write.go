@@ -1,0 +1,135 @@
+package changelog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// groupTimeout bounds one group transaction; it does not depend on any one
+// caller's context.
+var groupTimeout = 30 * time.Second
+
+// Write applies a request's mutations through the space's group committer:
+// consecutive commits, each with its own receipt; with Atomic, all or
+// nothing. Bad mutations are bad_request and nothing is applied.
+func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) {
+	if l.closed.Load() {
+		return WriteResult{}, problem.New(problem.Unavailable, "the log is shutting down")
+	}
+	if len(req.Mutations) == 0 {
+		return WriteResult{}, problem.Param("mutations", "at least one mutation is required")
+	}
+	for i := range req.Mutations {
+		if err := ValidateMutation(&req.Mutations[i]); err != nil {
+			return WriteResult{}, withIndex(err, i)
+		}
+	}
+	p := &pending{ctx: ctx, req: req, done: make(chan struct{}), lead: make(chan struct{})}
+	l.submit(l.committerFor(req.Space), p)
+	return p.res, p.err
+}
+
+func withIndex(err error, i int) error {
+	var pe *problem.Error
+	if errors.As(err, &pe) {
+		return pe.With("index", i)
+	}
+	return err
+}
+
+// runGroup runs a group of requests in one transaction. If the transaction
+// fails and the group holds several requests, each is retried alone so a
+// poisoned request fails by itself.
+func (l *Log) runGroup(group []*pending) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
+	defer cancel()
+	results, head, err := l.commitGroup(ctx, group)
+	if err != nil && len(group) > 1 {
+		for _, p := range group {
+			l.runGroup([]*pending{p})
+		}
+		return
+	}
+	for i, p := range group {
+		if err != nil {
+			p.err = err
+		} else {
+			p.res = results[i]
+		}
+		close(p.done)
+	}
+	if err == nil && l.opts.OnCommit != nil && head > 0 {
+		l.opts.OnCommit(group[0].req.Space, head)
+	}
+}
+
+// commitGroup applies every request of a group in one write transaction.
+// It returns the results in order and the new head (0 if nothing was
+// appended).
+func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult, int64, error) {
+	space := group[0].req.Space
+	tx, err := l.st.WriteBegin(ctx, beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow)))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, spaceNotFound(space)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("begin write: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	schemas, err := l.schemas.get(ctx, l.st, space, tx.Space().SchemaVersion)
+	if err != nil {
+		return nil, 0, err
+	}
+	g := newGroupState(tx, schemas, l.now())
+	results := make([]WriteResult, len(group))
+	for i, p := range group {
+		results[i] = g.apply(p.req)
+	}
+	if err := g.flush(ctx); err != nil {
+		return nil, 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, 0, fmt.Errorf("commit: %w", err)
+	}
+	if g.head == tx.Space().Head {
+		return results, 0, nil
+	}
+	return results, g.head, nil
+}
+
+func beginParams(space string, group []*pending, since time.Time) store.WriteBeginParams {
+	p := store.WriteBeginParams{Space: space, ReceiptsSince: since}
+	seen := make(map[store.EntityKey]bool)
+	for _, pd := range group {
+		for i := range pd.req.Mutations {
+			m := &pd.req.Mutations[i]
+			for _, k := range m.Keys() {
+				if !seen[k] {
+					seen[k] = true
+					p.Entities = append(p.Entities, k)
+				}
+			}
+			if m.MutationID != "" {
+				p.MutationIDs = append(p.MutationIDs, m.MutationID)
+			}
+		}
+	}
+	return p
+}
+
+// newEpoch returns a fresh random epoch string.
+func newEpoch() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
