@@ -1,0 +1,81 @@
+# eddy: run `make help` for the targets.
+
+GO       ?= go
+PKGS     ?= ./...
+FUZZTIME ?= 30s
+BENCH    ?= .
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+# The PostgreSQL half of the tests connects here (each run creates and drops
+# its own databases).
+EDDY_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export EDDY_TEST_DATABASE_URL
+
+.DEFAULT_GOAL := help
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z0-9_-]+:.*?## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## run eddy serve on embedded SQLite in ./eddy-data (prints the admin token on first start)
+	$(GO) run ./cmd/eddy serve
+
+.PHONY: build
+build: ## build bin/eddy
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/eddy ./cmd/eddy
+
+.PHONY: test
+test: vet fmt-check pg-check ## vet, gofmt check and every test with -race, SQLite and PostgreSQL (fails without PostgreSQL)
+	$(GO) test -race -count=1 $(PKGS)
+
+.PHONY: test-race
+test-race: test ## the same as test (test already runs with -race)
+
+.PHONY: test-short
+test-short: ## quick tests: -short, no race detector
+	$(GO) test -short -count=1 $(PKGS)
+
+.PHONY: vet
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+.PHONY: fmt-check
+fmt-check: ## fail if a file is not gofmt'ed
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
+
+.PHONY: pg-check
+pg-check: ## fail unless PostgreSQL answers at EDDY_TEST_DATABASE_URL
+	@if command -v pg_isready >/dev/null; then \
+		pg_isready -q -d "$$EDDY_TEST_DATABASE_URL" -t 5 || { echo "PostgreSQL does not answer at $$EDDY_TEST_DATABASE_URL (set EDDY_TEST_DATABASE_URL)"; exit 1; }; \
+	else \
+		echo "pg_isready not installed: the PostgreSQL tests themselves will fail if it is unreachable"; \
+	fi
+
+.PHONY: lint
+lint: fmt-check vet ## gofmt check, go vet, and golangci-lint if installed
+	@if command -v golangci-lint >/dev/null; then golangci-lint run $(PKGS); \
+	else echo "golangci-lint not installed: skipped (see .golangci.yml)"; fi
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME (default 30s) each
+	@pkgs="$$($(GO) list $(PKGS))"; \
+	for pkg in $$pkgs; do \
+		list="$$($(GO) test -list '^Fuzz' "$$pkg")"; \
+		for target in $$(grep '^Fuzz' <<<"$$list" || true); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
+.PHONY: bench
+bench: ## run the benchmarks (BENCH=regexp to choose)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+.PHONY: clean
+clean: ## remove build output and test caches (keeps ./eddy-data)
+	rm -rf bin
+	$(GO) clean -testcache

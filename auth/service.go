@@ -1,0 +1,219 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// secretPrefix starts every token secret.
+const secretPrefix = "eddy_"
+
+// secretBytes is the entropy of a secret.
+const secretBytes = 32
+
+var (
+	b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+	// secretPattern matches a well-formed secret: the prefix and 32 bytes
+	// in lowercase unpadded base32.
+	secretPattern = regexp.MustCompile(`^` + secretPrefix + `[a-z2-7]{52}$`)
+)
+
+// maxLabel bounds actor, user and application names.
+const maxLabel = 128
+
+// Service creates, authenticates, lists and revokes tokens.
+type Service struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewService returns a Service over st.
+func NewService(st store.Store) *Service {
+	return &Service{st: st, now: time.Now}
+}
+
+// CreateParams describe a token to create.
+type CreateParams struct {
+	// Space is a space name or AllSpaces.
+	Space string
+	Role  string
+	// Actor authors the token's writes (default "token:<id>").
+	Actor       string
+	Types       []string
+	Scopes      []string
+	User        string
+	Application string
+}
+
+// Create validates p and stores a new token. It returns the stored token
+// and its secret, which is never shown again. Invalid parameters are a
+// bad_request *problem.Error naming the field.
+func (s *Service) Create(ctx context.Context, p CreateParams) (store.Token, string, error) {
+	if err := validate(&p); err != nil {
+		return store.Token{}, "", err
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return store.Token{}, "", err
+	}
+	id, err := randomBase32(12)
+	if err != nil {
+		return store.Token{}, "", err
+	}
+	t := store.Token{
+		ID:          "tok_" + id,
+		Hash:        hashSecret(secret),
+		Space:       p.Space,
+		Role:        p.Role,
+		Actor:       p.Actor,
+		Types:       p.Types,
+		Scopes:      p.Scopes,
+		User:        p.User,
+		Application: p.Application,
+		CreatedAt:   s.now().UTC().Truncate(time.Microsecond),
+	}
+	if t.Actor == "" {
+		t.Actor = "token:" + t.ID
+	}
+	if err := s.st.TokenCreate(ctx, t); err != nil {
+		return store.Token{}, "", fmt.Errorf("create token: %w", err)
+	}
+	return t, secret, nil
+}
+
+// Authenticate returns the principal of a secret. An unknown or malformed
+// secret is an unauthorized *problem.Error.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*Principal, error) {
+	if !secretPattern.MatchString(secret) {
+		return nil, problem.New(problem.Unauthorized, "malformed token")
+	}
+	t, err := s.st.TokenByHash(ctx, hashSecret(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, problem.New(problem.Unauthorized, "unknown token")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	return principalOf(t), nil
+}
+
+// List returns every token (hashes are never serialized).
+func (s *Service) List(ctx context.Context) ([]store.Token, error) {
+	ts, err := s.st.TokenList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return ts, nil
+}
+
+// Revoke deletes a token; an unknown id is a not_found *problem.Error.
+func (s *Service) Revoke(ctx context.Context, id string) error {
+	err := s.st.TokenDelete(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return problem.New(problem.NotFound, "token %q not found", id)
+	}
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
+func principalOf(t store.Token) *Principal {
+	return &Principal{
+		TokenID:     t.ID,
+		Space:       t.Space,
+		Role:        t.Role,
+		Actor:       t.Actor,
+		Types:       t.Types,
+		Scopes:      t.Scopes,
+		User:        t.User,
+		Application: t.Application,
+	}
+}
+
+func validate(p *CreateParams) error {
+	if !slices.Contains(roles, p.Role) {
+		return fieldError("role", "must be one of %s", strings.Join(roles, ", "))
+	}
+	if p.Space != AllSpaces && !changelog.ValidTypeName(p.Space) {
+		return fieldError("space", "%q is not a valid space name (want %q or [a-z][a-z0-9-]*, dot-separated)", p.Space, AllSpaces)
+	}
+	for _, t := range p.Types {
+		if !changelog.ValidTypeName(t) {
+			return fieldError("types", "%q is not a valid type name", t)
+		}
+	}
+	for _, sc := range p.Scopes {
+		if !slices.Contains(scopes, sc) {
+			return fieldError("scopes", "unknown scope %q (known: %s)", sc, strings.Join(scopes, ", "))
+		}
+	}
+	if err := validateActor(p.Actor); err != nil {
+		return err
+	}
+	if err := validateLabel("user", p.User); err != nil {
+		return err
+	}
+	return validateLabel("application", p.Application)
+}
+
+// validateActor refuses actor names eddy reserves for its own writes.
+func validateActor(actor string) error {
+	if actor == "engine" || strings.HasPrefix(actor, "trigger:") {
+		return fieldError("actor", "%q is reserved", actor)
+	}
+	return validateLabel("actor", actor)
+}
+
+func validateLabel(field, v string) error {
+	if len(v) > maxLabel {
+		return fieldError(field, "longer than %d bytes", maxLabel)
+	}
+	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return fieldError(field, "contains control characters")
+	}
+	return nil
+}
+
+func fieldError(field, format string, args ...any) *problem.Error {
+	return problem.New(problem.BadRequest, "%s: %s", field, fmt.Sprintf(format, args...)).With("field", field)
+}
+
+func newSecret() (string, error) {
+	b := make([]byte, secretBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate secret: %w", err)
+	}
+	return secretPrefix + strings.ToLower(b32.EncodeToString(b)), nil
+}
+
+// randomBase32 returns n random characters of lowercase base32.
+func randomBase32(n int) (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate id: %w", err)
+	}
+	for i := range b {
+		b[i] = alphabet[b[i]&31]
+	}
+	return string(b), nil
+}
+
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}

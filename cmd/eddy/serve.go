@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy"
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/server"
+)
+
+// serveOptions are the flags of eddy serve.
+type serveOptions struct {
+	addr            string
+	database        string
+	shutdownTimeout time.Duration
+}
+
+func (a *app) serveCommand() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the eddy server",
+		Long: `Run the eddy server. With no --database it keeps an embedded SQLite database
+at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
+PostgreSQL. Migrations run at start. On first start an admin token is
+created, written to <data>/admin.token (mode 0600) and printed.`,
+		Args: noArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), o)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:7070", "address to listen on")
+	f.StringVar(&o.database, "database", a.getenv("EDDY_DATABASE_URL"), "database URL: postgres://... (default: embedded SQLite in --data; env EDDY_DATABASE_URL)")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests to finish")
+	return cmd
+}
+
+// serve runs the server until ctx ends or SIGINT/SIGTERM arrives.
+func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
+
+	e, err := eddy.Open(ctx, eddy.Config{DataDir: a.data, DatabaseURL: o.database, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := e.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
+		}
+	}()
+	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
+		return err
+	}
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Logger: logger, Version: version}).Handler()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	// ctx is done: shut down on a fresh deadline that keeps its values.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// bootstrapAdmin makes sure an admin token exists and prints it when it was
+// just created.
+func (a *app) bootstrapAdmin(ctx context.Context, e *eddy.Eddy, logger *slog.Logger) error {
+	path := filepath.Join(e.DataDir(), tokenFile)
+	secret, created, err := auth.BootstrapAdmin(ctx, e.Auth(), path)
+	if err != nil {
+		return fmt.Errorf("bootstrap admin token: %w", err)
+	}
+	if created {
+		fmt.Fprintf(a.stdout, "admin token: %s\n(stored in %s; the CLI reads it from there, or set EDDY_TOKEN)\n", secret, path)
+		return nil
+	}
+	logger.Info("admin token in " + path)
+	return nil
+}

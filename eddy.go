@@ -1,0 +1,180 @@
+package eddy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/postgres"
+	"github.com/eddy-run/eddy/store/sqlite"
+)
+
+// Defaults of a Config.
+const (
+	// DefaultDataDir is where eddy keeps its files when Config.DataDir is
+	// empty.
+	DefaultDataDir = "./eddy-data"
+	// DefaultSpace is the space that exists from the first start.
+	DefaultSpace = "default"
+	// SQLiteFile is the embedded database's file name inside the data
+	// directory.
+	SQLiteFile = "eddy.db"
+)
+
+// ErrUnsupportedDatabase reports a Config.DatabaseURL whose scheme names no
+// driver.
+var ErrUnsupportedDatabase = errors.New("unsupported database URL")
+
+// Config configures Open. The zero value runs on embedded SQLite under
+// ./eddy-data.
+type Config struct {
+	// DataDir holds eddy's files (the SQLite database, the admin token).
+	// Default DefaultDataDir. It is created with mode 0700.
+	DataDir string
+	// DatabaseURL selects the store: "" is embedded SQLite at
+	// DataDir/eddy.db, "sqlite:PATH" is SQLite at PATH, and
+	// "postgres://..." or "postgresql://..." is PostgreSQL.
+	DatabaseURL string
+	// Logger receives operational logs (nil = slog.Default()).
+	Logger *slog.Logger
+}
+
+// Eddy is one opened eddy: a migrated store with the services built on it.
+// Close releases it.
+type Eddy struct {
+	dataDir string
+	st      store.Store
+	log     *changelog.Log
+	auth    *auth.Service
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open creates the data directory, opens the store the config selects,
+// runs its migrations, builds the changelog and auth services and makes
+// sure the space "default" exists. On error nothing is left open.
+func Open(ctx context.Context, cfg Config) (*Eddy, error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	st, driver, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
+	}
+	e := &Eddy{
+		dataDir: cfg.DataDir,
+		st:      st,
+		log:     changelog.New(st, changelog.Options{}),
+		auth:    auth.NewService(st),
+	}
+	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
+		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
+	}
+	logger.Debug("eddy opened", "driver", driver, "dataDir", cfg.DataDir)
+	return e, nil
+}
+
+// openStore opens the driver cfg.DatabaseURL selects and names it.
+func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
+	kind, target, err := parseDatabaseURL(cfg.DataDir, cfg.DatabaseURL)
+	if err != nil {
+		return nil, "", err
+	}
+	switch kind {
+	case "postgres":
+		st, err := postgres.Open(ctx, target)
+		if err != nil {
+			return nil, "", fmt.Errorf("open postgres: %w", err)
+		}
+		return st, kind, nil
+	default:
+		st, err := sqlite.Open(ctx, target)
+		if err != nil {
+			return nil, "", fmt.Errorf("open sqlite %s: %w", target, err)
+		}
+		return st, kind, nil
+	}
+}
+
+// parseDatabaseURL returns the driver ("sqlite" or "postgres") and what to
+// hand it (a file path or a connection URL).
+func parseDatabaseURL(dataDir, raw string) (kind, target string, err error) {
+	if raw == "" {
+		return "sqlite", filepath.Join(dataDir, SQLiteFile), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "", "", fmt.Errorf("%w: %q: no scheme", ErrUnsupportedDatabase, redact(raw))
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		return "postgres", raw, nil
+	case "sqlite":
+		path := u.Opaque
+		if path == "" {
+			path = u.Host + u.Path
+		}
+		if path == "" {
+			return "", "", fmt.Errorf("%w: %q: no path", ErrUnsupportedDatabase, raw)
+		}
+		return "sqlite", path, nil
+	default:
+		return "", "", fmt.Errorf("%w: scheme %q", ErrUnsupportedDatabase, u.Scheme)
+	}
+}
+
+// redact hides a password in a URL meant for an error message.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// Log returns the changelog service.
+func (e *Eddy) Log() *changelog.Log { return e.log }
+
+// Auth returns the token service.
+func (e *Eddy) Auth() *auth.Service { return e.auth }
+
+// Store returns the underlying store driver.
+func (e *Eddy) Store() store.Store { return e.st }
+
+// DataDir returns the data directory in use.
+func (e *Eddy) DataDir() string { return e.dataDir }
+
+// Close stops the changelog's committers, then closes the store. It is
+// safe to call more than once; later calls return the first result.
+func (e *Eddy) Close() error {
+	e.closeOnce.Do(func() {
+		var errs []error
+		if err := e.log.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close log: %w", err))
+		}
+		if err := e.st.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+		e.closeErr = errors.Join(errs...)
+	})
+	return e.closeErr
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// listFilters are the filter parameters that take repeats.
+var listFilters = []string{"types", "ops", "actors", "excludeTypes", "excludeOps", "excludeActors"}
+
+// changesParams are the parameters of GET .../changes.
+var changesParams = slices.Concat([]string{"from", "before", "limit"}, changelog.FilterParams)
+
+// forwardAnswer is a forward page of rows.
+type forwardAnswer struct {
+	Changes []store.Row `json:"changes"`
+	Cursor  int64       `json:"cursor"`
+}
+
+// historyAnswer is a backward page; Cursor is omitted when the walk is
+// exhausted.
+type historyAnswer struct {
+	Changes []store.Row `json:"changes"`
+	Cursor  *int64      `json:"cursor,omitempty"`
+}
+
+// changes answers GET .../changes: forward from a seq (default: the
+// horizon) or, with before, history newest first.
+func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	p, err := authorize(r, space, accessRead)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := checkParams(q, changesParams, listFilters); err != nil {
+		return err
+	}
+	from, hasFrom, err := seqParam(q, "from")
+	if err != nil {
+		return err
+	}
+	before, hasBefore, err := seqParam(q, "before")
+	if err != nil {
+		return err
+	}
+	if hasFrom && hasBefore {
+		return problem.Param("before", "from (forward) and before (history) cannot be combined")
+	}
+	limit, err := limitParam(q)
+	if err != nil {
+		return err
+	}
+	f, err := changelog.ParseFilter(q)
+	if err != nil {
+		return err
+	}
+	f.Allow = p.CanReadRow
+	if hasBefore {
+		return s.history(w, r, space, before, f, limit)
+	}
+	return s.forward(w, r, space, from, hasFrom, f, limit)
+}
+
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, limit int) error {
+	if !hasFrom {
+		sp, err := s.log.Space(r.Context(), space)
+		if err != nil {
+			return err
+		}
+		from = sp.Horizon
+	}
+	page, err := s.log.Read(r.Context(), space, from, f, limit)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, forwardAnswer{Changes: rowsView(page.Rows), Cursor: page.Cursor})
+	return nil
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, limit int) error {
+	page, err := s.log.History(r.Context(), space, before, f, limit)
+	if err != nil {
+		return err
+	}
+	out := historyAnswer{Changes: rowsView(page.Rows)}
+	if !page.Exhausted {
+		out.Cursor = &page.Cursor
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+	return nil
+}
+
+func rowsView(rows []store.Row) []store.Row {
+	if rows == nil {
+		return []store.Row{}
+	}
+	return rows
+}
+
+// pull answers GET .../log: raw whole commits for principals holding
+// log:read.
+func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	p, err := authorize(r, space, accessRead)
+	if err != nil {
+		return err
+	}
+	if !p.Has(auth.ScopeLogRead) {
+		return forbidden("the raw log needs scope %s", auth.ScopeLogRead)
+	}
+	q := r.URL.Query()
+	if err := checkParams(q, []string{"after", "limit"}, nil); err != nil {
+		return err
+	}
+	after, hasAfter, err := seqParam(q, "after")
+	if err != nil {
+		return err
+	}
+	limit, err := limitParam(q)
+	if err != nil {
+		return err
+	}
+	if !hasAfter {
+		sp, err := s.log.Space(r.Context(), space)
+		if err != nil {
+			return err
+		}
+		after = sp.Horizon
+	}
+	page, err := s.log.Pull(r.Context(), space, after, limit)
+	if err != nil {
+		return err
+	}
+	page.Commits = readableCommits(p, page.Commits)
+	s.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// readableCommits drops the commits a principal may not read: the row and
+// every change snapshot must be readable. The page cursor still covers
+// them (consumed and dropped).
+func readableCommits(p *auth.Principal, commits []store.Commit) []store.Commit {
+	out := make([]store.Commit, 0, len(commits))
+	for i := range commits {
+		if canReadCommit(p, &commits[i]) {
+			out = append(out, commits[i])
+		}
+	}
+	return out
+}
+
+func canReadCommit(p *auth.Principal, c *store.Commit) bool {
+	if !p.CanReadRow(&c.Row) {
+		return false
+	}
+	for _, ch := range c.Changes {
+		snap := ch.After
+		if snap == nil {
+			snap = ch.Before
+		}
+		if snap != nil && !p.CanReadRecord(snap) {
+			return false
+		}
+	}
+	return true
+}

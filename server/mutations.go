@@ -1,0 +1,50 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+)
+
+// mutations answers POST .../mutations with one receipt per mutation.
+func (s *Server) mutations(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	p, err := authorize(r, space, accessWrite)
+	if err != nil {
+		return err
+	}
+	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	ms, atomic, err := changelog.DecodeMutations(bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	for i := range ms {
+		for _, k := range ms[i].Keys() {
+			if !canUseType(p, k.Type) {
+				return forbidden("mutations[%d]: token may not write type %q", i, k.Type).With("index", i)
+			}
+		}
+	}
+	res, err := s.log.Write(r.Context(), changelog.WriteRequest{
+		Space: space, Mutations: ms, Atomic: atomic, Provenance: provenance(r, p),
+	})
+	if err != nil {
+		return err
+	}
+	setSeq(w, res.LastSeq)
+	out := make([]store.Receipt, len(res.Receipts))
+	for i, rc := range res.Receipts {
+		out[i] = receiptView(rc)
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]any{"receipts": out})
+	return nil
+}

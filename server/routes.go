@@ -1,0 +1,88 @@
+package server
+
+import "net/http"
+
+// routes registers every endpoint of this server.
+func (s *Server) routes() {
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+
+	s.handle("GET /api/v1", s.discovery)
+	s.handle("GET /api/v1/spaces/{space}", s.getSpace)
+	s.handle("PUT /api/v1/spaces/{space}", s.putSpace)
+	s.handle("POST /api/v1/spaces/{space}/prune", s.prune)
+
+	s.handle("GET /api/v1/spaces/{space}/types", s.listTypes)
+	s.handle("GET /api/v1/spaces/{space}/types/{type}", s.getType)
+	s.handle("PUT /api/v1/spaces/{space}/types/{type}", s.putType)
+	s.handle("DELETE /api/v1/spaces/{space}/types/{type}", s.deleteType)
+
+	s.handle("GET /api/v1/spaces/{space}/entities/{type}", s.listEntities)
+	s.handle("POST /api/v1/spaces/{space}/entities/{type}", s.createEntity)
+	s.handle("GET /api/v1/spaces/{space}/entities/{type}/{id}", s.getEntity)
+	s.handle("PUT /api/v1/spaces/{space}/entities/{type}/{id}", s.putEntity)
+	s.handle("PATCH /api/v1/spaces/{space}/entities/{type}/{id}", s.patchEntity)
+	s.handle("DELETE /api/v1/spaces/{space}/entities/{type}/{id}", s.deleteEntity)
+
+	s.handle("POST /api/v1/spaces/{space}/mutations", s.mutations)
+	s.handle("GET /api/v1/spaces/{space}/changes", s.changes)
+	s.handle("GET /api/v1/spaces/{space}/log", s.pull)
+
+	s.handle("POST /api/v1/tokens", s.createToken)
+	s.handle("GET /api/v1/tokens", s.listTokens)
+	s.handle("DELETE /api/v1/tokens/{id}", s.revokeToken)
+}
+
+// handlerFunc is a handler that returns its error for the problem
+// renderer instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers h under pattern, rendering its errors.
+func (s *Server) handle(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// dispatch routes a request. Requests no pattern serves (404, 405) are
+// answered with problem objects instead of the mux's plain text.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		w = &unroutedWriter{ResponseWriter: w, s: s, r: r}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// unroutedWriter turns the mux's plain-text 404 and 405 answers into
+// problem objects.
+type unroutedWriter struct {
+	http.ResponseWriter
+	s        *Server
+	r        *http.Request
+	replaced bool
+}
+
+func (u *unroutedWriter) WriteHeader(code int) {
+	switch code {
+	case http.StatusNotFound:
+		u.replaced = true
+		u.s.writeProblem(u.ResponseWriter, u.r, notFoundRoute(u.r))
+	case http.StatusMethodNotAllowed:
+		u.replaced = true
+		u.s.writeMethodNotAllowed(u.ResponseWriter, u.r)
+	default:
+		u.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (u *unroutedWriter) Write(b []byte) (int, error) {
+	if u.replaced {
+		return len(b), nil
+	}
+	return u.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (u *unroutedWriter) Unwrap() http.ResponseWriter { return u.ResponseWriter }

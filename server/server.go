@@ -1,0 +1,62 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/changelog"
+)
+
+// DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config wires a Server.
+type Config struct {
+	Log    *changelog.Log
+	Auth   *auth.Service
+	Logger *slog.Logger // nil = slog.Default()
+	// Version is reported by discovery (default "dev").
+	Version string
+	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
+	// are payload_too_large.
+	MaxBodyBytes int64
+}
+
+// Server serves eddy's HTTP API.
+type Server struct {
+	log     *changelog.Log
+	auth    *auth.Service
+	logger  *slog.Logger
+	version string
+	maxBody int64
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	s := &Server{
+		log:     cfg.Log,
+		auth:    cfg.Auth,
+		logger:  cfg.Logger,
+		version: cfg.Version,
+		maxBody: cfg.MaxBodyBytes,
+		mux:     http.NewServeMux(),
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	s.routes()
+	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
+	return s
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.handler }

@@ -1,0 +1,266 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Options tune Open. The zero value gives the documented defaults.
+type Options struct {
+	// Synchronous is the PRAGMA synchronous level of the write connection:
+	// "FULL" (default; an acknowledged commit survives power loss),
+	// "NORMAL" (durable across process crashes only) or "EXTRA".
+	Synchronous string
+	// BusyTimeout bounds how long a connection waits for a lock held by
+	// another process (default 10s).
+	BusyTimeout time.Duration
+	// ReadConns is the size of the read pool (default max(4, NumCPU)).
+	ReadConns int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Synchronous == "" {
+		o.Synchronous = "FULL"
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = max(4, runtime.NumCPU())
+	}
+	return o
+}
+
+// Store is the SQLite driver. Every method is safe for concurrent use.
+type Store struct {
+	// w has exactly one connection: it is the process-wide write lock.
+	w *sql.DB
+	// r is the pool of read-only connections.
+	r *sql.DB
+
+	wstmts stmtCache
+	rstmts stmtCache
+}
+
+// Open opens (creating it if needed, but not its directory) the database
+// file at path with the default Options. It does not migrate; call
+// Migrate.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenOptions(ctx, path, Options{})
+}
+
+// OpenOptions is Open with explicit options.
+func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
+	o = o.withDefaults()
+	switch o.Synchronous {
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return nil, fmt.Errorf("sqlite: open: bad synchronous level %q", o.Synchronous)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
+	w, err := openDB(ctx, dsn(abs, false, busy, o.Synchronous), 1)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open writer: %w", err)
+	}
+	r, err := openDB(ctx, dsn(abs, true, busy, o.Synchronous), o.ReadConns)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open readers: %w", err)
+	}
+	return &Store{w: w, r: r}, nil
+}
+
+// dsn builds a modernc URI for the file at abs. The writer converts the
+// file to WAL and opens its transactions with BEGIN IMMEDIATE; readers are
+// query-only.
+func dsn(abs string, readOnly bool, busyMillis, sync string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+busyMillis+")")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous("+sync+")")
+		q.Add("_pragma", "cache_size(-16000)")
+		q.Set("_txlock", "immediate")
+	}
+	q.Add("_pragma", "foreign_keys(0)")
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes both connection pools. An open WriteTx is rolled back.
+func (s *Store) Close() error {
+	s.wstmts.close()
+	s.rstmts.close()
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// stmtCache prepares each query once per pool; database/sql then prepares
+// it lazily once per connection and reuses it.
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// maxCachedStmts bounds the cache; dynamic row filters have few shapes.
+const maxCachedStmts = 512
+
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	if st := c.lookup(query); st != nil {
+		return st, nil
+	}
+	// Prepare without holding mu: it may wait for a connection that a
+	// transaction holds, and that transaction may call lookup.
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[query]; ok {
+		_ = st.Close()
+		return old, nil
+	}
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	if len(c.m) < maxCachedStmts {
+		c.m[query] = st
+	}
+	return st, nil
+}
+
+// lookup returns the cached statement of query, or nil.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query]
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		_ = st.Close()
+	}
+	c.m = nil
+}
+
+// rquery runs a cached read statement on the read pool.
+func (s *Store) rquery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.rstmts.get(ctx, s.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// rqueryRow runs a cached single-row read statement on the read pool.
+func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) (*sql.Row, error) {
+	st, err := s.rstmts.get(ctx, s.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+// txStmt binds a cached statement to tx; the statement stays prepared on
+// its connection across transactions. An uncached query is prepared on the
+// transaction's own connection: asking the pool for another one could wait
+// forever for the connection tx holds.
+func txStmt(ctx context.Context, c *stmtCache, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st := c.lookup(query); st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
+}
+
+// prepare warms c with queries before a transaction takes a connection.
+func prepare(ctx context.Context, c *stmtCache, db *sql.DB, queries ...string) error {
+	for _, q := range queries {
+		if _, err := c.get(ctx, db, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTx runs fn in one BEGIN IMMEDIATE transaction on the write
+// connection and commits it.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// translate maps driver errors to the store sentinels, once, at the
+// boundary: no rows becomes ErrNotFound, a uniqueness violation ErrExists.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			return fmt.Errorf("%w: %w", store.ErrExists, err)
+		}
+	}
+	return err
+}
+
+// wrap prefixes err with the driver name and an operation.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, translate(err))
+}

@@ -1,0 +1,246 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+func TestOpenMissingDirectory(t *testing.T) {
+	t.Parallel()
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "missing", "eddy.db"))
+	if err == nil {
+		t.Fatal("open in a missing directory succeeded")
+	}
+}
+
+func TestOpenBadSynchronous(t *testing.T) {
+	t.Parallel()
+	_, err := OpenOptions(context.Background(), filepath.Join(t.TempDir(), "eddy.db"), Options{Synchronous: "OFF"})
+	if err == nil {
+		t.Fatal("synchronous OFF accepted")
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	var mode string
+	var sync int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" || sync != 2 {
+		t.Fatalf("journal_mode %q synchronous %d, want wal 2", mode, sync)
+	}
+	if _, err := s.r.ExecContext(ctx, `CREATE TABLE x (a)`); err == nil {
+		t.Fatal("read pool accepted a write")
+	}
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "eddy.db")
+	stores := make([]*Store, 3)
+	for i := range stores {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	// Several stores (as several processes would) migrate at once, twice.
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(stores))
+	for _, s := range stores {
+		wg.Go(func() {
+			errs <- s.Migrate(ctx)
+			errs <- s.Migrate(ctx)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := stores[0].r.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(ms) || n == 0 {
+		t.Fatalf("schema_migrations has %d rows, want %d", n, len(ms))
+	}
+}
+
+func TestSpaces(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	b := newSpace(t, s, "b")
+	newSpace(t, s, "a")
+	if b.Head != 0 || b.Horizon != 0 || b.Epoch != "ep-b" || b.SchemaVersion != 0 {
+		t.Fatalf("new space = %+v", b)
+	}
+	if _, err := s.SpaceCreate(ctx, "b", "other"); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	got, err := s.SpaceGet(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, b) {
+		t.Fatalf("get = %+v, want %+v", got, b)
+	}
+	if got.CreatedAt.Location() != time.UTC || got.CreatedAt.Nanosecond()%1000 != 0 {
+		t.Fatalf("created_at %v is not UTC microseconds", got.CreatedAt)
+	}
+	if _, err := s.SpaceGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get missing: %v, want ErrNotFound", err)
+	}
+	list, err := s.SpaceList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != "a" || list[1].ID != "b" {
+		t.Fatalf("list = %+v", list)
+	}
+}
+
+func TestMissingSpace(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ { // repeated: a failed begin must not keep the lock
+		_, err := s.WriteBegin(ctx, store.WriteBeginParams{Space: "nope"})
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("write begin: %v, want ErrNotFound", err)
+		}
+	}
+	if _, err := s.SpacePrune(ctx, "nope", 0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("prune: %v, want ErrNotFound", err)
+	}
+	if _, err := s.TypeDefPut(ctx, "nope", store.TypeDef{Type: "t", Def: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("type put: %v, want ErrNotFound", err)
+	}
+	newSpace(t, s, "yes")
+	tx, err := s.WriteBegin(ctx, store.WriteBeginParams{Space: "yes"})
+	if err != nil {
+		t.Fatalf("write begin after failures: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTypeDefs(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	newSpace(t, s, "s")
+	def := json.RawMessage(`{"properties":{"title":{"type":"string"}}}`)
+	put, err := s.TypeDefPut(ctx, "s", store.TypeDef{Type: "task", Def: def, UpdatedAt: baseTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TypeDefPut(ctx, "s", store.TypeDef{Type: "note", Def: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TypeDefGet(ctx, "s", "task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, put) || string(got.Def) != string(def) {
+		t.Fatalf("get = %+v, want %+v", got, put)
+	}
+	list, err := s.TypeDefList(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Type != "note" || list[1].Type != "task" {
+		t.Fatalf("list = %+v", list)
+	}
+	if err := s.TypeDefDelete(ctx, "s", "note"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TypeDefDelete(ctx, "s", "note"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	if _, err := s.TypeDefGet(ctx, "s", "note"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get deleted: %v, want ErrNotFound", err)
+	}
+	sp, err := s.SpaceGet(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.SchemaVersion != 3 {
+		t.Fatalf("schema version %d, want 3 (two puts, one delete)", sp.SchemaVersion)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	t1 := store.Token{ID: "t1", Hash: []byte{1, 2, 3}, Space: "s", Role: "writer", Actor: "alice",
+		Types: []string{"task"}, Scopes: []string{"log:read"}, User: "alice", Application: "cli", CreatedAt: baseTime.Add(time.Second)}
+	t2 := store.Token{ID: "t0", Hash: []byte{9}, Space: "*", Role: "admin", Actor: "root", CreatedAt: baseTime}
+	for _, tok := range []store.Token{t1, t2} {
+		if err := s.TokenCreate(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dupID := t1
+	dupID.Hash = []byte{7}
+	dupHash := t2
+	dupHash.ID = "t9"
+	for _, tok := range []store.Token{dupID, dupHash} {
+		if err := s.TokenCreate(ctx, tok); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate %s: %v, want ErrExists", tok.ID, err)
+		}
+	}
+	got, err := s.TokenByHash(ctx, []byte{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, t1) {
+		t.Fatalf("by hash = %+v, want %+v", got, t1)
+	}
+	if _, err := s.TokenByHash(ctx, []byte{4}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing hash: %v, want ErrNotFound", err)
+	}
+	list, err := s.TokenList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || !reflect.DeepEqual(list[0], t2) || list[1].ID != "t1" {
+		t.Fatalf("list = %+v", list)
+	}
+	if err := s.TokenDelete(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TokenDelete(ctx, "t1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	if _, err := s.TokenByHash(ctx, []byte{1, 2, 3}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted token: %v, want ErrNotFound", err)
+	}
+}

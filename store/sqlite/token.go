@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+const tokenCols = `id, hash, space, role, actor, types, scopes, user_name, application, created_at`
+
+func scanToken(sc scanner) (store.Token, error) {
+	var (
+		t       store.Token
+		types   string
+		scopes  string
+		created int64
+	)
+	err := sc.Scan(&t.ID, &t.Hash, &t.Space, &t.Role, &t.Actor, &types, &scopes, &t.User, &t.Application, &created)
+	if err != nil {
+		return t, err
+	}
+	t.CreatedAt = fromMicros(created)
+	if t.Types, err = optStrings(types); err != nil {
+		return t, err
+	}
+	t.Scopes, err = optStrings(scopes)
+	return t, err
+}
+
+// optStrings decodes an optional list: empty reads back as nil, matching
+// the omitempty token fields.
+func optStrings(text string) ([]string, error) {
+	if text == "[]" {
+		return nil, nil
+	}
+	return decodeStrings(text)
+}
+
+// TokenCreate stores a token; ErrExists if its id or hash is taken. A zero
+// CreatedAt is set to now.
+func (s *Store) TokenCreate(ctx context.Context, t store.Token) error {
+	created := utcMicro(t.CreatedAt)
+	if created.IsZero() {
+		created = now()
+	}
+	types, err := encodeStrings(t.Types)
+	if err != nil {
+		return wrap("create token: encode", err)
+	}
+	scopes, err := encodeStrings(t.Scopes)
+	if err != nil {
+		return wrap("create token: encode", err)
+	}
+	st, err := s.wstmts.get(ctx, s.w, `INSERT INTO tokens (`+tokenCols+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return wrap("create token", err)
+	}
+	res, err := st.ExecContext(ctx, t.ID, t.Hash, t.Space, t.Role, t.Actor, types, scopes,
+		t.User, t.Application, micros(created))
+	if err != nil {
+		return wrap("create token", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("sqlite: create token %q: %w", t.ID, orExists(err))
+	}
+	return nil
+}
+
+// TokenByHash returns the token with that secret hash or ErrNotFound.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (store.Token, error) {
+	row, err := s.rqueryRow(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = ?`, hash)
+	if err != nil {
+		return store.Token{}, wrap("token by hash", err)
+	}
+	t, err := scanToken(row)
+	return t, wrap("token by hash", err)
+}
+
+// TokenList returns every token ordered by creation time, then id.
+func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
+	rows, err := s.rquery(ctx, `SELECT `+tokenCols+` FROM tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, wrap("list tokens", err)
+	}
+	defer rows.Close()
+	out := []store.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, wrap("list tokens", err)
+		}
+		out = append(out, t)
+	}
+	return out, wrap("list tokens", rows.Err())
+}
+
+// TokenDelete revokes a token; ErrNotFound if absent.
+func (s *Store) TokenDelete(ctx context.Context, id string) error {
+	st, err := s.wstmts.get(ctx, s.w, `DELETE FROM tokens WHERE id = ?`)
+	if err != nil {
+		return wrap("delete token", err)
+	}
+	res, err := st.ExecContext(ctx, id)
+	if err != nil {
+		return wrap("delete token", err)
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		err = store.ErrNotFound
+	}
+	return wrap("delete token", err)
+}

@@ -1,0 +1,421 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// ErrTxFailed reports a WriteTx used after one of its statements failed; it
+// can only be rolled back.
+var ErrTxFailed = errors.New("write transaction failed")
+
+// Write statements, prepared once on the write connection.
+const (
+	sqlLockSpace = `SELECT ` + spaceCols + ` FROM spaces WHERE id = ?`
+
+	sqlLoadEntities = `SELECT e.type, e.id, e.version, e.kind, e.properties, e.links,
+       e.group_versions, e.created_at, e.updated_at
+FROM json_each(?2) AS j
+CROSS JOIN entities AS e
+WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
+
+	sqlLoadReceipts = `SELECT mutation_id, receipt, entity, created_at FROM receipts
+WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
+
+	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
+payload, receipt, provenance, caused_by, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	sqlInsertChange = `INSERT INTO changes (space, seq, ordinal, kind, type, id, version,
+"before", "after", conflict_groups) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	sqlUpsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
+group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (space, type, id) DO UPDATE SET version = excluded.version, kind = excluded.kind,
+properties = excluded.properties, links = excluded.links, group_versions = excluded.group_versions,
+created_at = excluded.created_at, updated_at = excluded.updated_at`
+
+	sqlUpsertReceipt = `INSERT INTO receipts (space, mutation_id, receipt, entity, created_at)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (space, mutation_id) DO UPDATE SET receipt = excluded.receipt,
+entity = excluded.entity, created_at = excluded.created_at`
+
+	sqlSetHead = `UPDATE spaces SET head = ? WHERE id = ?`
+)
+
+// writeQueries are prepared on the write connection before WriteBegin
+// takes it.
+var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlInsertCommit,
+	sqlInsertChange, sqlUpsertEntity, sqlUpsertReceipt, sqlSetHead}
+
+// WriteBegin opens a BEGIN IMMEDIATE transaction on the write connection
+// (waiting in process for any other writer), reads the space row and loads
+// the named entities and receipts. It returns ErrNotFound, with no
+// transaction left open, if the space is missing.
+//
+// The returned WriteTx holds the write lock: callers must always end it
+// with Commit or Rollback. If ctx is done first, the transaction is rolled
+// back and the lock released.
+func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
+	if err := prepare(ctx, &s.wstmts, s.w, writeQueries...); err != nil {
+		return nil, wrap("write begin: prepare", err)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap("write begin", err)
+	}
+	wt := &writeTx{s: s, tx: tx}
+	if err := wt.load(ctx, p); err != nil {
+		_ = tx.Rollback()
+		return nil, wrap("write begin", err)
+	}
+	wt.next = wt.space.Head + 1
+	return wt, nil
+}
+
+// writeTx is an open write transaction; it is used by one goroutine.
+type writeTx struct {
+	s        *Store
+	tx       *sql.Tx
+	space    store.Space
+	entities map[store.EntityKey]store.Record
+	receipts map[string]store.StoredReceipt
+
+	next   int64 // seq the next Append must carry
+	stmts  map[string]*sql.Stmt
+	failed error // first statement error; only Rollback is allowed after it
+	done   bool
+}
+
+// stmt returns the cached write statement bound to this transaction.
+func (t *writeTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := txStmt(ctx, &t.s.wstmts, t.tx, query)
+	if err != nil {
+		return nil, err
+	}
+	if t.stmts == nil {
+		t.stmts = make(map[string]*sql.Stmt, 8)
+	}
+	t.stmts[query] = st
+	return st, nil
+}
+
+func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
+	st, err := t.stmt(ctx, sqlLockSpace)
+	if err != nil {
+		return err
+	}
+	if t.space, err = scanSpace(st.QueryRowContext(ctx, p.Space)); err != nil {
+		return fmt.Errorf("space %q: %w", p.Space, err)
+	}
+	if t.entities, err = t.loadEntities(ctx, p.Entities); err != nil {
+		return fmt.Errorf("load entities: %w", err)
+	}
+	if t.receipts, err = t.loadReceipts(ctx, p.MutationIDs, p.ReceiptsSince); err != nil {
+		return fmt.Errorf("load receipts: %w", err)
+	}
+	return nil
+}
+
+func (t *writeTx) loadEntities(ctx context.Context, keys []store.EntityKey) (map[store.EntityKey]store.Record, error) {
+	out := make(map[store.EntityKey]store.Record, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	kj, err := keysJSON(keys)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.stmt(ctx, sqlLoadEntities)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, t.space.ID, kj)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Key()] = r
+	}
+	return out, rows.Err()
+}
+
+func (t *writeTx) loadReceipts(ctx context.Context, ids []string, since time.Time) (map[string]store.StoredReceipt, error) {
+	out := make(map[string]store.StoredReceipt, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ij, err := marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.stmt(ctx, sqlLoadReceipts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, t.space.ID, ij, micros(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		sr, err := scanStoredReceipt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[sr.MutationID] = sr
+	}
+	return out, rows.Err()
+}
+
+func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
+	var (
+		sr      store.StoredReceipt
+		rt      string
+		ent     sql.NullString
+		created int64
+	)
+	if err := sc.Scan(&sr.MutationID, &rt, &ent, &created); err != nil {
+		return sr, err
+	}
+	if err := json.Unmarshal([]byte(rt), &sr.Receipt); err != nil {
+		return sr, err
+	}
+	var err error
+	sr.Entity, err = unsnapshot(ent)
+	sr.CreatedAt = fromMicros(created)
+	return sr, err
+}
+
+// Space is the locked space row as read by WriteBegin; Append does not
+// change it.
+func (t *writeTx) Space() store.Space { return t.space }
+
+// Entities are the records loaded by WriteBegin.
+func (t *writeTx) Entities() map[store.EntityKey]store.Record { return t.entities }
+
+// Receipts are the stored receipts loaded by WriteBegin.
+func (t *writeTx) Receipts() map[string]store.StoredReceipt { return t.receipts }
+
+// usable reports why the transaction can take no more statements.
+func (t *writeTx) usable() error {
+	switch {
+	case t.done:
+		return sql.ErrTxDone
+	case t.failed != nil:
+		return fmt.Errorf("%w: %w", ErrTxFailed, t.failed)
+	}
+	return nil
+}
+
+// fail records the first statement error; the transaction can then only
+// be rolled back, so a half-written commit can never be committed.
+func (t *writeTx) fail(err error) error {
+	if err != nil && t.failed == nil {
+		t.failed = err
+	}
+	return err
+}
+
+// Append writes the commit row, its changes, the records it leaves and its
+// receipt. Everything is encoded and checked before the first statement,
+// so a rejected Append (such as a wrong seq) leaves the transaction usable.
+func (t *writeTx) Append(ctx context.Context, c store.Commit, records []store.Record) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("sqlite: append: %w", err)
+	}
+	if c.Seq != t.next {
+		return fmt.Errorf("sqlite: append: seq %d, want %d", c.Seq, t.next)
+	}
+	a, err := t.encodeAppend(&c, records)
+	if err != nil {
+		return wrap("append: encode", err)
+	}
+	if err := t.fail(t.exec(ctx, a)); err != nil {
+		return wrap("append", err)
+	}
+	t.next++
+	return nil
+}
+
+// appendArgs are the encoded statements of one Append.
+type appendArgs struct {
+	commit  []any
+	changes [][]any
+	records [][]any
+	receipt []any // nil when the commit has no mutation id
+}
+
+func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendArgs, error) {
+	var a appendArgs
+	var err error
+	if a.commit, err = commitArgs(t.space.ID, c); err != nil {
+		return a, err
+	}
+	for i := range c.Changes {
+		args, err := changeArgs(t.space.ID, c.Seq, &c.Changes[i])
+		if err != nil {
+			return a, err
+		}
+		a.changes = append(a.changes, args)
+	}
+	for i := range records {
+		args, err := recordArgs(&records[i])
+		if err != nil {
+			return a, err
+		}
+		a.records = append(a.records, append([]any{t.space.ID}, args...))
+	}
+	if c.Receipt.MutationID != "" {
+		var ent *store.Record
+		if len(c.Changes) > 0 {
+			ent = c.Changes[0].After
+		}
+		sr := store.StoredReceipt{MutationID: c.Receipt.MutationID, Receipt: c.Receipt, Entity: ent, CreatedAt: c.TS}
+		if a.receipt, err = receiptArgs(t.space.ID, &sr); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func commitArgs(space string, c *store.Commit) ([]any, error) {
+	rt, err := encodeReceipt(c.Receipt)
+	if err != nil {
+		return nil, err
+	}
+	pt, err := marshal(c.Provenance)
+	if err != nil {
+		return nil, err
+	}
+	var causedBy any
+	if c.Provenance.CausedBy != 0 {
+		causedBy = c.Provenance.CausedBy
+	}
+	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID,
+		rawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth}, nil
+}
+
+func changeArgs(space string, seq int64, ch *store.Change) ([]any, error) {
+	before, err := snapshot(ch.Before)
+	if err != nil {
+		return nil, err
+	}
+	after, err := snapshot(ch.After)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := encodeStrings(ch.ConflictGroups)
+	if err != nil {
+		return nil, err
+	}
+	return []any{space, seq, ch.Ordinal, ch.Kind, ch.Type, ch.ID, ch.Version, before, after, groups}, nil
+}
+
+func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
+	rt, err := marshal(sr.Receipt)
+	if err != nil {
+		return nil, err
+	}
+	ent, err := snapshot(sr.Entity)
+	if err != nil {
+		return nil, err
+	}
+	created := sr.CreatedAt
+	if created.IsZero() {
+		created = now()
+	}
+	return []any{space, sr.MutationID, rt, ent, micros(created)}, nil
+}
+
+// exec runs the statements of one Append.
+func (t *writeTx) exec(ctx context.Context, a appendArgs) error {
+	if err := t.run(ctx, sqlInsertCommit, a.commit); err != nil {
+		return fmt.Errorf("commit row: %w", err)
+	}
+	for _, args := range a.changes {
+		if err := t.run(ctx, sqlInsertChange, args); err != nil {
+			return fmt.Errorf("change: %w", err)
+		}
+	}
+	for _, args := range a.records {
+		if err := t.run(ctx, sqlUpsertEntity, args); err != nil {
+			return fmt.Errorf("entity: %w", err)
+		}
+	}
+	if a.receipt != nil {
+		if err := t.run(ctx, sqlUpsertReceipt, a.receipt); err != nil {
+			return fmt.Errorf("receipt: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t *writeTx) run(ctx context.Context, query string, args []any) error {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// ReceiptPut upserts a stored receipt of a mutation that appended nothing.
+func (t *writeTx) ReceiptPut(ctx context.Context, r store.StoredReceipt) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("sqlite: put receipt: %w", err)
+	}
+	args, err := receiptArgs(t.space.ID, &r)
+	if err != nil {
+		return wrap("put receipt: encode", err)
+	}
+	return wrap("put receipt", t.fail(t.run(ctx, sqlUpsertReceipt, args)))
+}
+
+// Commit moves the space head to the last appended seq and commits. On any
+// error the transaction is rolled back.
+func (t *writeTx) Commit(ctx context.Context) error {
+	if err := t.usable(); err != nil {
+		if !t.done {
+			_ = t.Rollback(ctx)
+		}
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	t.done = true
+	if last := t.next - 1; last > t.space.Head {
+		if err := t.run(ctx, sqlSetHead, []any{last, t.space.ID}); err != nil {
+			_ = t.tx.Rollback()
+			return wrap("commit: set head", err)
+		}
+	}
+	return wrap("commit", t.tx.Commit())
+}
+
+// Rollback abandons the transaction; it is a no-op after Commit or a
+// previous Rollback.
+func (t *writeTx) Rollback(context.Context) error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	err := t.tx.Rollback()
+	if errors.Is(err, sql.ErrTxDone) {
+		// The context given to WriteBegin ended and database/sql already
+		// rolled the transaction back.
+		return nil
+	}
+	return wrap("rollback", err)
+}
