@@ -187,6 +187,7 @@ type Token struct {
 	Role        string    `json:"role"`
 	Actor       string    `json:"actor"`
 	Types       []string  `json:"types,omitempty"`
+	Scopes      []string  `json:"scopes,omitempty"`
 	User        string    `json:"user,omitempty"`
 	Application string    `json:"application,omitempty"`
 	CreatedAt   time.Time `json:"createdAt"`
