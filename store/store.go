@@ -329,3 +329,16 @@ type WriteTx interface {
 	// Rollback abandons the transaction; it is safe after Commit.
 	Rollback(ctx context.Context) error
 }
+
+// Notifier is implemented by drivers that can tell a process about
+// commits made by other processes sharing the database (PostgreSQL:
+// LISTEN on the channel the write transaction NOTIFYs).
+type Notifier interface {
+	// Listen calls fn with a space and its new head for every commit
+	// notification, from this process or any other, until ctx ends. It
+	// holds one dedicated connection, reconnects after failures, and after
+	// each (re)connect calls fn with space "" and head -1 to say that
+	// notifications may have been missed and every space must re-check
+	// its head. fn must not block.
+	Listen(ctx context.Context, fn func(space string, head int64)) error
+}
