@@ -88,32 +88,42 @@ type schemaEntry struct {
 	defs    map[string]*TypeDef
 }
 
-// get returns the compiled definitions of a space at a schema version,
-// loading them when the cached version differs.
-func (c *schemaCache) get(ctx context.Context, st store.Store, space string, version int64) (map[string]*TypeDef, error) {
+// cached returns the compiled definitions of a space and their version.
+func (c *schemaCache) cached(space string) (map[string]*TypeDef, int64, bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.entries[space]
-	c.mu.Unlock()
-	if ok && e.version == version {
-		return e.defs, nil
+	return e.defs, e.version, ok
+}
+
+// load reads a space's schema version, then its definitions, and caches
+// them under that version. Reading the version first means the cache can
+// only be labelled older than its content, never newer, so a stale entry
+// is always caught by the version check under the write lock.
+func (c *schemaCache) load(ctx context.Context, st store.Store, space string) error {
+	sp, err := st.SpaceGet(ctx, space)
+	if err != nil {
+		return fmt.Errorf("load types: %w", err)
 	}
 	tds, err := st.TypeDefList(ctx, space)
 	if err != nil {
-		return nil, fmt.Errorf("load types: %w", err)
+		return fmt.Errorf("load types: %w", err)
 	}
 	defs := make(map[string]*TypeDef, len(tds))
 	for _, td := range tds {
 		def, err := ParseTypeDef(td.Def)
 		if err != nil {
-			return nil, fmt.Errorf("load type %s: %w", td.Type, err)
+			return fmt.Errorf("load type %s: %w", td.Type, err)
 		}
 		defs[td.Type] = def
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.entries == nil {
 		c.entries = make(map[string]schemaEntry)
 	}
-	c.entries[space] = schemaEntry{version: version, defs: defs}
-	c.mu.Unlock()
-	return defs, nil
+	if e, ok := c.entries[space]; !ok || e.version <= sp.SchemaVersion {
+		c.entries[space] = schemaEntry{version: sp.SchemaVersion, defs: defs}
+	}
+	return nil
 }

@@ -76,18 +76,11 @@ func (l *Log) runGroup(group []*pending) {
 // appended).
 func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
-	tx, err := l.st.WriteBegin(ctx, beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow)))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, spaceNotFound(space)
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("begin write: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	schemas, err := l.schemas.get(ctx, l.st, space, tx.Space().SchemaVersion)
+	tx, schemas, err := l.beginWithSchema(ctx, space, beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow)))
 	if err != nil {
 		return nil, 0, err
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
 	results := make([]WriteResult, len(group))
 	for i, p := range group {
@@ -103,6 +96,36 @@ func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult,
 		return results, 0, nil
 	}
 	return results, g.head, nil
+}
+
+// beginWithSchema opens the write transaction with the space's compiled
+// type definitions at the locked schema version. Definitions are loaded
+// outside the transaction (holding no lock and no second connection):
+// when the cached version turns out stale under the lock, the transaction
+// is abandoned, the cache refreshed, and the lock taken again.
+func (l *Log) beginWithSchema(ctx context.Context, space string, p store.WriteBeginParams) (store.WriteTx, map[string]*TypeDef, error) {
+	for attempt := 0; ; attempt++ {
+		cached, version, ok := l.schemas.cached(space)
+		tx, err := l.st.WriteBegin(ctx, p)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, spaceNotFound(space)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("begin write: %w", err)
+		}
+		if ok && version == tx.Space().SchemaVersion {
+			return tx, cached, nil
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			return nil, nil, fmt.Errorf("begin write: %w", err)
+		}
+		if attempt == 3 {
+			return nil, nil, fmt.Errorf("begin write: type definitions of %s keep changing", space)
+		}
+		if err := l.schemas.load(ctx, l.st, space); err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 func beginParams(space string, group []*pending, since time.Time) store.WriteBeginParams {
