@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// The helpers below turn the row structs' JSON columns into exact text and
+// back, normalizing nil slices so that JSON shows [] rather than null.
+
+// encodeJSON marshals v to compact text without HTML escaping, so raw
+// JSON embedded in v (properties, payloads) keeps its bytes.
+func encodeJSON(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// snapshot returns a copy of r as stored in a change: links never nil,
+// times in UTC at microsecond precision.
+func snapshot(r store.Record) store.Record {
+	if r.Links == nil {
+		r.Links = []store.Link{}
+	}
+	if len(r.Properties) == 0 {
+		r.Properties = json.RawMessage("{}")
+	}
+	r.CreatedAt = microUTC(r.CreatedAt)
+	r.UpdatedAt = microUTC(r.UpdatedAt)
+	r.Kind = ""
+	r.GroupVersions = nil
+	return r
+}
+
+// encodeSnapshot encodes a change's before or after image; nil stays NULL.
+func encodeSnapshot(r *store.Record) (*string, error) {
+	if r == nil {
+		return nil, nil
+	}
+	s, err := encodeJSON(snapshot(*r))
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// decodeSnapshot decodes a change's before or after image; NULL is nil.
+func decodeSnapshot(s *string) (*store.Record, error) {
+	if s == nil {
+		return nil, nil
+	}
+	var r store.Record
+	if err := json.Unmarshal([]byte(*s), &r); err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	if r.Links == nil {
+		r.Links = []store.Link{}
+	}
+	r.CreatedAt = microUTC(r.CreatedAt)
+	r.UpdatedAt = microUTC(r.UpdatedAt)
+	return &r, nil
+}
+
+// normalReceipt returns r with empty, non-nil Accepted and Rejected.
+func normalReceipt(r store.Receipt) store.Receipt {
+	if r.Accepted == nil {
+		r.Accepted = []string{}
+	}
+	if r.Rejected == nil {
+		r.Rejected = []store.RejectedProperty{}
+	}
+	return r
+}
+
+// encodeReceipt encodes a receipt.
+func encodeReceipt(r store.Receipt) (string, error) { return encodeJSON(normalReceipt(r)) }
+
+// decodeReceipt decodes a receipt.
+func decodeReceipt(s string) (store.Receipt, error) {
+	var r store.Receipt
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return r, fmt.Errorf("decode receipt: %w", err)
+	}
+	return normalReceipt(r), nil
+}
+
+// encodeStrings encodes a string list; nil becomes [].
+func encodeStrings(v []string) (string, error) {
+	if v == nil {
+		v = []string{}
+	}
+	return encodeJSON(v)
+}
+
+// decodeStrings decodes a string list into a non-nil slice.
+func decodeStrings(s string) ([]string, error) {
+	v := []string{}
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, fmt.Errorf("decode string list: %w", err)
+	}
+	if v == nil {
+		v = []string{}
+	}
+	return v, nil
+}
+
+// recordColumns are a record's entity-row columns as stored.
+type recordColumns struct {
+	properties    string
+	links         string
+	groupVersions string
+}
+
+// encodeRecord encodes a record's JSON columns.
+func encodeRecord(r *store.Record) (recordColumns, error) {
+	var c recordColumns
+	c.properties = string(r.Properties)
+	if c.properties == "" {
+		c.properties = "{}"
+	}
+	links := r.Links
+	if links == nil {
+		links = []store.Link{}
+	}
+	var err error
+	if c.links, err = encodeJSON(links); err != nil {
+		return c, err
+	}
+	c.groupVersions, err = encodeJSON(r.GroupVersions)
+	return c, err
+}
+
+// decodeRecord fills r's JSON fields from their stored columns.
+func decodeRecord(r *store.Record, c recordColumns) error {
+	r.Properties = json.RawMessage(c.properties)
+	r.Links = []store.Link{}
+	if err := json.Unmarshal([]byte(c.links), &r.Links); err != nil {
+		return fmt.Errorf("decode links: %w", err)
+	}
+	if r.Links == nil {
+		r.Links = []store.Link{}
+	}
+	if err := json.Unmarshal([]byte(c.groupVersions), &r.GroupVersions); err != nil {
+		return fmt.Errorf("decode group versions: %w", err)
+	}
+	r.CreatedAt = r.CreatedAt.UTC()
+	r.UpdatedAt = r.UpdatedAt.UTC()
+	return nil
+}

@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// NotifyChannel is the channel every write transaction that appended
+// commits notifies, inside the transaction, with the payload
+// "<space>:<head>".
+const NotifyChannel = "eddy_commits"
+
+// DefaultMaxConns is the pool size Open uses unless the URL sets
+// pool_max_conns. It is well above pgx's default (4 on small machines)
+// because every space with a writer holds a connection for its write
+// transaction, and callers may read through the pool meanwhile.
+var DefaultMaxConns = int32(max(16, 4*runtime.NumCPU()))
+
+var _ store.Store = (*Store)(nil)
+
+// Store is the PostgreSQL driver. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// Open connects a pool to the database at url (a postgres:// URL or a
+// keyword/value string; pgxpool settings such as pool_max_conns apply).
+// It does not migrate; call Migrate.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse url: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: ping: %w", err)
+	}
+	return &Store{pool: pool, now: time.Now}, nil
+}
+
+// Pool returns the underlying connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool, waiting for acquired connections to be released.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// SQLSTATE codes the driver translates.
+const (
+	codeUniqueViolation = "23505"
+)
+
+// translate maps driver errors onto the store sentinels, once, at the
+// boundary: no rows becomes store.ErrNotFound and a unique violation
+// store.ErrExists. The original error stays in the chain.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &sentinelError{sentinel: store.ErrNotFound, err: err}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation {
+		return &sentinelError{sentinel: store.ErrExists, err: err}
+	}
+	return err
+}
+
+// wrap translates err and adds short context; nil stays nil.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("postgres: %s: %w", op, translate(err))
+}
+
+// sentinelError carries a store sentinel alongside the driver error it
+// translates, so errors.Is matches both.
+type sentinelError struct {
+	sentinel error
+	err      error
+}
+
+// Error implements error.
+func (e *sentinelError) Error() string { return e.err.Error() }
+
+// Unwrap returns the sentinel and the original error.
+func (e *sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// notFound returns a wrapped store.ErrNotFound with context.
+func notFound(op, what string) error {
+	return fmt.Errorf("postgres: %s: %s: %w", op, what, store.ErrNotFound)
+}
+
+// microUTC returns t in UTC truncated to microseconds, the precision the
+// database keeps.
+func microUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// nowMicro returns the current time as stored.
+func (s *Store) nowMicro() time.Time { return microUTC(s.now()) }
+
+// orNow returns t as stored, or the current time when t is zero.
+func (s *Store) orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return s.nowMicro()
+	}
+	return microUTC(t)
+}
+
+// limitArg maps a non-positive limit to NULL, which PostgreSQL reads as
+// no limit.
+func limitArg(n int) *int64 {
+	if n <= 0 {
+		return nil
+	}
+	v := int64(n)
+	return &v
+}

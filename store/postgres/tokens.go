@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+const tokenColumns = "id, hash, space, role, actor, types, scopes, user_name, application, created_at"
+
+// scanToken reads one tokens row selected with tokenColumns.
+func scanToken(row pgx.Row) (store.Token, error) {
+	var t store.Token
+	var types, scopes string
+	err := row.Scan(&t.ID, &t.Hash, &t.Space, &t.Role, &t.Actor, &types, &scopes, &t.User, &t.Application, &t.CreatedAt)
+	if err != nil {
+		return t, err
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	if t.Types, err = optStrings(types); err != nil {
+		return t, err
+	}
+	t.Scopes, err = optStrings(scopes)
+	return t, err
+}
+
+// optStrings decodes an optional string list: empty is nil.
+func optStrings(s string) ([]string, error) {
+	v, err := decodeStrings(s)
+	if len(v) == 0 {
+		return nil, err
+	}
+	return v, err
+}
+
+// TokenCreate stores a token (CreatedAt defaults to now); store.ErrExists
+// if its id or hash is taken.
+func (s *Store) TokenCreate(ctx context.Context, t store.Token) error {
+	types, err := encodeStrings(t.Types)
+	if err != nil {
+		return fmt.Errorf("postgres: create token: %w", err)
+	}
+	scopes, err := encodeStrings(t.Scopes)
+	if err != nil {
+		return fmt.Errorf("postgres: create token: %w", err)
+	}
+	const q = "INSERT INTO tokens (" + tokenColumns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+	_, err = s.pool.Exec(ctx, q, t.ID, t.Hash, t.Space, t.Role, t.Actor, types, scopes,
+		t.User, t.Application, s.orNow(t.CreatedAt))
+	return wrap("create token", err)
+}
+
+// TokenByHash returns the token with that secret hash or store.ErrNotFound.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (store.Token, error) {
+	const q = "SELECT " + tokenColumns + " FROM tokens WHERE hash = $1"
+	t, err := scanToken(s.pool.QueryRow(ctx, q, hash))
+	return t, wrap("token by hash", err)
+}
+
+// TokenList returns every token ordered by creation time, then id.
+func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
+	const q = "SELECT " + tokenColumns + " FROM tokens ORDER BY created_at, id"
+	rows, err := s.pool.Query(ctx, q)
+	if err != nil {
+		return nil, wrap("list tokens", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Token, error) { return scanToken(r) })
+	if out == nil {
+		out = []store.Token{}
+	}
+	return out, wrap("list tokens", err)
+}
+
+// TokenDelete revokes a token; store.ErrNotFound if absent.
+func (s *Store) TokenDelete(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM tokens WHERE id = $1", id)
+	if err != nil {
+		return wrap("delete token", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("delete token", id)
+	}
+	return nil
+}

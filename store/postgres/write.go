@@ -1,0 +1,227 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// errTxDone reports a Commit or Append after the transaction ended.
+var errTxDone = errors.New("postgres: write transaction already ended")
+
+// WriteBegin acquires a connection and sends BEGIN, the space lock and the
+// loads of the named entities and receipts as one batch: one round trip.
+// A missing space returns store.ErrNotFound and leaves no transaction open.
+func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, wrap("write begin", err)
+	}
+	tx := &writeTx{
+		s:        s,
+		conn:     conn,
+		entities: make(map[store.EntityKey]store.Record, len(p.Entities)),
+		receipts: make(map[string]store.StoredReceipt, len(p.MutationIDs)),
+	}
+	if err := tx.begin(ctx, p); err != nil {
+		release(ctx, conn)
+		return nil, err
+	}
+	tx.next = tx.space.Head + 1
+	return tx, nil
+}
+
+// writeTx is an open write transaction on one acquired connection. Appends
+// are buffered in w and sent by Commit with the head update and COMMIT.
+type writeTx struct {
+	s        *Store
+	conn     *pgxpool.Conn // nil once the transaction ended
+	space    store.Space
+	entities map[store.EntityKey]store.Record
+	receipts map[string]store.StoredReceipt
+	next     int64 // seq the next Append must carry
+	w        pending
+	failed   error // a failed Append or ReceiptPut: Commit refuses
+}
+
+var _ store.WriteTx = (*writeTx)(nil)
+
+// Write-path lookups are one statement per key with every primary key
+// column bound by equality, so the cached (generic) plan is a unique index
+// probe whatever the table statistics were when it was made; all of them
+// still travel in the one opening batch.
+const (
+	lockQ = "SELECT " + spaceColumns + " FROM spaces WHERE id = $1 FOR UPDATE"
+	// The entity loads take no row lock: the space lock already
+	// serializes every writer of this space.
+	entityQ  = "SELECT " + entityColumns + " FROM entities WHERE space = $1 AND type = $2 AND id = $3"
+	receiptQ = `SELECT mutation_id, receipt, entity, created_at FROM receipts
+		WHERE space = $1 AND mutation_id = $2 AND created_at >= $3`
+)
+
+// begin sends the opening batch and fills the space, entities and
+// receipts.
+func (tx *writeTx) begin(ctx context.Context, p store.WriteBeginParams) error {
+	found := false
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(lockQ, p.Space).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var err error
+			if tx.space, err = scanSpace(rows); err != nil {
+				return err
+			}
+			found = true
+		}
+		return rows.Err()
+	})
+	for _, k := range p.Entities {
+		b.Queue(entityQ, p.Space, k.Type, k.ID).Query(tx.scanEntities)
+	}
+	since := p.ReceiptsSince
+	for _, id := range p.MutationIDs {
+		b.Queue(receiptQ, p.Space, id, since).Query(tx.scanReceipts)
+	}
+	if err := tx.conn.SendBatch(ctx, b).Close(); err != nil {
+		return wrap("write begin", err)
+	}
+	if !found {
+		return notFound("write begin", "space "+p.Space)
+	}
+	return nil
+}
+
+// scanEntities reads the entity rows loaded by begin.
+func (tx *writeTx) scanEntities(rows pgx.Rows) error {
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return err
+		}
+		tx.entities[r.Key()] = r
+	}
+	return rows.Err()
+}
+
+// scanReceipts reads the receipt rows loaded by begin.
+func (tx *writeTx) scanReceipts(rows pgx.Rows) error {
+	for rows.Next() {
+		var sr store.StoredReceipt
+		var receipt string
+		var entity *string
+		if err := rows.Scan(&sr.MutationID, &receipt, &entity, &sr.CreatedAt); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(receipt), &sr.Receipt); err != nil {
+			return fmt.Errorf("decode stored receipt: %w", err)
+		}
+		var err error
+		if sr.Entity, err = decodeSnapshot(entity); err != nil {
+			return err
+		}
+		sr.CreatedAt = sr.CreatedAt.UTC()
+		tx.receipts[sr.MutationID] = sr
+	}
+	return rows.Err()
+}
+
+// Space returns the locked space row as read by the lock statement.
+func (tx *writeTx) Space() store.Space { return tx.space }
+
+// Entities returns the records loaded by WriteBegin.
+func (tx *writeTx) Entities() map[store.EntityKey]store.Record { return tx.entities }
+
+// Receipts returns the stored receipts loaded by WriteBegin.
+func (tx *writeTx) Receipts() map[string]store.StoredReceipt { return tx.receipts }
+
+// Append buffers one commit, its changes, the records it leaves and its
+// receipt; nothing is sent until Commit. The commit's seq must be the next
+// one.
+func (tx *writeTx) Append(_ context.Context, c store.Commit, records []store.Record) error {
+	if tx.conn == nil {
+		return errTxDone
+	}
+	if c.Seq != tx.next {
+		return fmt.Errorf("postgres: append commit: seq %d is not the next seq %d", c.Seq, tx.next)
+	}
+	if err := tx.buffer(c, records); err != nil {
+		// The buffers may hold part of this commit: poison the transaction.
+		tx.failed = fmt.Errorf("postgres: append commit %d: %w", c.Seq, err)
+		return tx.failed
+	}
+	tx.next++
+	return nil
+}
+
+// buffer adds one commit's rows to the pending writes.
+func (tx *writeTx) buffer(c store.Commit, records []store.Record) error {
+	if err := tx.w.addCommit(c); err != nil {
+		return err
+	}
+	for i := range records {
+		if err := tx.w.addRecord(records[i]); err != nil {
+			return err
+		}
+	}
+	if c.Receipt.MutationID == "" {
+		return nil
+	}
+	sr := store.StoredReceipt{MutationID: c.Receipt.MutationID, Receipt: c.Receipt, CreatedAt: c.TS}
+	if len(c.Changes) > 0 {
+		sr.Entity = c.Changes[0].After
+	}
+	return tx.w.addReceipt(sr, tx.s.orNow(sr.CreatedAt))
+}
+
+// ReceiptPut buffers a receipt of a mutation that appended nothing; it
+// replaces any stored receipt with the same mutation id.
+func (tx *writeTx) ReceiptPut(_ context.Context, r store.StoredReceipt) error {
+	if tx.conn == nil {
+		return errTxDone
+	}
+	if err := tx.w.addReceipt(r, tx.s.orNow(r.CreatedAt)); err != nil {
+		tx.failed = fmt.Errorf("postgres: put receipt: %w", err)
+		return tx.failed
+	}
+	return nil
+}
+
+// Commit sends the buffered writes, the head update, the NOTIFY and
+// COMMIT as one batch, then releases the connection. On any error the
+// transaction is rolled back.
+func (tx *writeTx) Commit(ctx context.Context) error {
+	if tx.conn == nil {
+		return errTxDone
+	}
+	conn := tx.conn
+	tx.conn = nil
+	defer release(ctx, conn)
+	if tx.failed != nil {
+		return tx.failed
+	}
+	b := &pgx.Batch{}
+	tx.w.queue(b, tx.space.ID, tx.next-1, tx.space.Head)
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return wrap("commit", err)
+	}
+	return nil
+}
+
+// Rollback abandons the transaction and releases the connection; it is a
+// no-op after Commit or a previous Rollback.
+func (tx *writeTx) Rollback(ctx context.Context) error {
+	if tx.conn == nil {
+		return nil
+	}
+	conn := tx.conn
+	tx.conn = nil
+	release(ctx, conn)
+	return nil
+}
