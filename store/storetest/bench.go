@@ -1,0 +1,164 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+)
+
+// BenchRows is the size of the space the read benchmarks scan:
+// EDDY_BENCH_ROWS, default 1,000,000.
+func BenchRows() int {
+	if n, err := strconv.Atoi(os.Getenv("EDDY_BENCH_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+// BenchWrites measures commits/s through changelog.Log.Write: writers
+// goroutines spread b.N single-mutation requests over spaces spaces.
+func BenchWrites(b *testing.B, st store.Store, writers, spaces int) {
+	b.Helper()
+	ctx := context.Background()
+	lg := changelog.New(st, changelog.Options{})
+	names := make([]string, spaces)
+	for i := range names {
+		names[i] = fmt.Sprintf("bench-%d", i)
+		if _, err := lg.EnsureSpace(ctx, names[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	b.ResetTimer()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				req := changelog.WriteRequest{
+					Space:      names[int(i)%spaces],
+					Mutations:  []changelog.Mutation{benchPut(i)},
+					Provenance: store.Provenance{Actor: "bench", Via: "api"},
+				}
+				if _, err := lg.Write(ctx, req); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// benchPut is the mutation the write benchmarks append: a new entity with
+// two properties; every tenth one is a "task", the rest "note".
+func benchPut(i int64) changelog.Mutation {
+	typ := "note"
+	if i%10 == 0 {
+		typ = "task"
+	}
+	props, _ := json.Marshal(map[string]any{"n": i, "title": "row " + strconv.FormatInt(i, 10)})
+	return changelog.Mutation{Op: changelog.OpPut, Type: typ, EntityID: "e" + strconv.FormatInt(i, 10), Properties: props}
+}
+
+// Populate appends n commits to space (created if needed) in batches of
+// 1,000 mutations per request; see benchPut for their shape. Every 100th
+// commit patches the entity "hot", so an entity-scoped read has rows.
+func Populate(tb testing.TB, lg *changelog.Log, space string, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := lg.EnsureSpace(ctx, space); err != nil {
+		tb.Fatal(err)
+	}
+	sp, err := lg.Space(ctx, space)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := sp.Head; i < int64(n); {
+		batch := make([]changelog.Mutation, 0, 1000)
+		for ; i < int64(n) && len(batch) < cap(batch); i++ {
+			m := benchPut(i + 1)
+			if (i+1)%100 == 0 {
+				m = changelog.Mutation{Op: changelog.OpPatch, Type: "task", EntityID: "hot", Patch: json.RawMessage(`{"n":` + strconv.FormatInt(i+1, 10) + `}`)}
+				if i+1 == 100 {
+					m = changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "hot", Properties: json.RawMessage(`{"n":100}`)}
+				}
+			}
+			batch = append(batch, m)
+		}
+		req := changelog.WriteRequest{Space: space, Mutations: batch, Provenance: store.Provenance{Actor: "loader", Via: "api"}}
+		if _, err := lg.Write(ctx, req); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchPull measures changes/s pulling the whole space in pages of 1,000.
+func BenchPull(b *testing.B, lg *changelog.Log, space string) {
+	b.Helper()
+	ctx := context.Background()
+	total := 0
+	for b.Loop() {
+		for cursor, more := int64(0), true; more; {
+			page, err := lg.Pull(ctx, space, cursor, 1000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range page.Commits {
+				total += len(c.Changes)
+			}
+			cursor, more = page.NextCursor, page.HasMore
+		}
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "changes/s")
+}
+
+// BenchHistoryFiltered measures one filtered history page of 100 from the
+// head, for a few filters of different selectivity.
+func BenchHistoryFiltered(b *testing.B, lg *changelog.Log, space string) {
+	b.Helper()
+	ctx := context.Background()
+	filters := []struct {
+		name string
+		f    changelog.Filter
+	}{
+		{"none", changelog.Filter{}},
+		{"types=task(10%)", changelog.Filter{Types: []string{"task"}}},
+		{"entity=task/hot(1%)", changelog.Filter{EntityType: "task", EntityID: "hot"}},
+		{"excludeTypes=note,task(0%)", changelog.Filter{ExcludeTypes: []string{"note", "task"}}},
+		{"q=e99(text)", changelog.Filter{Q: "e99"}},
+	}
+	for _, tc := range filters {
+		b.Run(tc.name, func(b *testing.B) {
+			rows := 0
+			for b.Loop() {
+				page, err := lg.History(ctx, space, 0, tc.f, 100)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows += len(page.Rows)
+			}
+			b.ReportMetric(float64(rows)/float64(b.N), "rows/page")
+		})
+	}
+}
