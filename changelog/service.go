@@ -23,6 +23,7 @@ type Log struct {
 	committers map[string]*committer // by space; guarded by mu
 
 	schemas schemaCache
+	cache   writeCache
 }
 
 // New returns a Log over st. The zero Options are usable.

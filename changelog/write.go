@@ -73,25 +73,67 @@ func (l *Log) runGroup(group []*pending) {
 
 // commitGroup applies every request of a group in one write transaction.
 // It returns the results in order and the new head (0 if nothing was
-// appended).
+// appended). When this process's last commit to the space predicts the
+// group's reads, the transaction starts optimistically (one round trip on
+// PostgreSQL); a stale prediction falls back to reading under the lock.
 func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
-	tx, schemas, err := l.beginWithSchema(ctx, space, beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow)))
+	params := beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow))
+	if tx, schemas := l.beginOptimistic(ctx, params, group); tx != nil {
+		results, head, err := l.commitTx(ctx, tx, schemas, group)
+		if !errors.Is(err, store.ErrStale) {
+			return results, head, err
+		}
+	}
+	tx, schemas, err := l.beginWithSchema(ctx, space, params)
 	if err != nil {
 		return nil, 0, err
 	}
+	return l.commitTx(ctx, tx, schemas, group)
+}
+
+// beginOptimistic opens a transaction predicted from the write cache, or
+// returns nil when there is no usable prediction.
+func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, group []*pending) (store.WriteTx, map[string]*TypeDef) {
+	exp := l.cache.expect(p.Space, group)
+	if exp == nil {
+		return nil, nil
+	}
+	schemas, version, ok := l.schemas.cached(p.Space)
+	if !ok || version != exp.SchemaVersion {
+		return nil, nil
+	}
+	p.Expect = exp
+	tx, err := l.st.WriteBegin(ctx, p)
+	if err != nil {
+		return nil, nil
+	}
+	if tx.Space().SchemaVersion != version {
+		tx.Rollback(ctx) //nolint:errcheck // abandoned before any write
+		return nil, nil
+	}
+	return tx, schemas
+}
+
+// commitTx applies the group in tx and commits it, remembering the state
+// it leaves for the next group's prediction.
+func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending) ([]WriteResult, int64, error) {
+	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
 	results := make([]WriteResult, len(group))
 	for i, p := range group {
 		results[i] = g.apply(p.req)
 	}
-	if err := g.flush(ctx); err != nil {
-		return nil, 0, err
+	err := g.flush(ctx)
+	if err == nil {
+		err = tx.Commit(ctx)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err != nil {
+		l.cache.forget(space)
 		return nil, 0, fmt.Errorf("commit: %w", err)
 	}
+	l.cache.remember(space, g.head, tx.Space().SchemaVersion, g.records)
 	if g.head == tx.Space().Head {
 		return results, 0, nil
 	}

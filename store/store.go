@@ -20,8 +20,10 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists reports that a create met an existing row.
 	ErrExists = errors.New("already exists")
-	// ErrHeadMoved reports that a conditional space update lost a race.
-	ErrHeadMoved = errors.New("space head moved")
+	// ErrStale reports that a write transaction's Expectation was wrong:
+	// another writer moved the space or an entity since the caller last
+	// saw it. Nothing was written; retry without an expectation.
+	ErrStale = errors.New("stale write expectation")
 )
 
 // Space is one space's row: the consistency boundary with its own log.
@@ -303,6 +305,23 @@ type WriteBeginParams struct {
 	MutationIDs []string
 	// ReceiptsSince ignores stored receipts older than this time.
 	ReceiptsSince time.Time
+	// Expect, if set, predicts what the opening reads would return, so a
+	// driver with network round trips may skip them: it answers Space,
+	// Entities and Receipts from the prediction and verifies it under the
+	// space lock when it commits, failing Commit with ErrStale (having
+	// written nothing) if it was wrong. A driver may ignore Expect and
+	// load the real state instead.
+	Expect *Expectation
+}
+
+// Expectation is a writer's prediction of a space's state: its head and
+// schema version, the records of the named entities (a named key absent
+// from Records is predicted to have no row), and that none of the named
+// mutation ids has a stored receipt.
+type Expectation struct {
+	Head          int64
+	SchemaVersion int64
+	Records       map[EntityKey]Record
 }
 
 // WriteTx is an open write transaction holding its space's write lock.

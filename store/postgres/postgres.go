@@ -68,6 +68,9 @@ func (s *Store) Close() error {
 // SQLSTATE codes the driver translates.
 const (
 	codeUniqueViolation = "23505"
+	// codeStaleExpectation is raised by eddy_expect (migration 0002) when
+	// an optimistic write's prediction is wrong.
+	codeStaleExpectation = "EDY01"
 )
 
 // translate maps driver errors onto the store sentinels, once, at the
@@ -83,6 +86,9 @@ func translate(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation {
 		return &sentinelError{sentinel: store.ErrExists, err: err}
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == codeStaleExpectation {
+		return &sentinelError{sentinel: store.ErrStale, err: err}
 	}
 	return err
 }

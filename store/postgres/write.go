@@ -29,6 +29,11 @@ func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store
 		entities: make(map[store.EntityKey]store.Record, len(p.Entities)),
 		receipts: make(map[string]store.StoredReceipt, len(p.MutationIDs)),
 	}
+	if p.Expect != nil {
+		tx.predict(p)
+		tx.next = tx.space.Head + 1
+		return tx, nil
+	}
 	if err := tx.begin(ctx, p); err != nil {
 		release(ctx, conn)
 		return nil, err
@@ -46,8 +51,11 @@ type writeTx struct {
 	entities map[store.EntityKey]store.Record
 	receipts map[string]store.StoredReceipt
 	next     int64 // seq the next Append must carry
-	w        pending
-	failed   error // a failed Append or ReceiptPut: Commit refuses
+	// expect is set for an optimistic transaction: nothing has been sent
+	// yet; Commit sends BEGIN, the lock and these checks with the writes.
+	expect *store.WriteBeginParams
+	w      pending
+	failed error // a failed Append or ReceiptPut: Commit refuses
 }
 
 var _ store.WriteTx = (*writeTx)(nil)
@@ -206,6 +214,9 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 		return tx.failed
 	}
 	b := &pgx.Batch{}
+	if tx.expect != nil {
+		queueExpect(b, tx.expect)
+	}
 	tx.w.queue(b, tx.space.ID, tx.next-1, tx.space.Head)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
