@@ -25,6 +25,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("EntityList", func(t *testing.T) { t.Parallel(); testRawEntityList(t, open) })
 	t.Run("Rows", func(t *testing.T) { t.Parallel(); testRawRows(t, open) })
 	t.Run("SpaceLock", func(t *testing.T) { t.Parallel(); testSpaceLock(t, open) })
+	t.Run("Expect", func(t *testing.T) { t.Parallel(); testRawExpect(t, open) })
 }
 
 var ctx0 = context.Background()

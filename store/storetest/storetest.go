@@ -41,6 +41,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Raw", func(t *testing.T) { testRaw(t, open) })
+	t.Run("TwoLogs", func(t *testing.T) { testTwoLogs(t, open) })
 }
 
 // epoch0 is the fake clock's start: a non-UTC zone and sub-microsecond

@@ -1,0 +1,140 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+)
+
+// testRawExpect checks the optimistic write contract: a driver either
+// verifies an Expectation under the lock (a wrong one fails Commit with
+// ErrStale and writes nothing) or ignores it and answers with the real
+// state. A right one always commits.
+func testRawExpect(t *testing.T, open OpenFunc) {
+	st := open(t)
+	if _, err := st.SpaceCreate(ctx0, "s", "e"); err != nil {
+		t.Fatal(err)
+	}
+	key := store.EntityKey{Type: "task", ID: "t1"}
+	c1, r1 := rawCommit(1, key, `{"a":1}`, nil, "")
+	appendOne(t, st, "s", c1, r1)
+
+	wrong := []struct {
+		name string
+		exp  store.Expectation
+	}{
+		{"head", store.Expectation{Head: 0, Records: map[store.EntityKey]store.Record{key: r1}}},
+		{"entity predicted absent", store.Expectation{Head: 1}},
+		{"entity version", store.Expectation{Head: 1, Records: map[store.EntityKey]store.Record{key: withVersion(r1, 7)}}},
+		{"schema version", store.Expectation{Head: 1, SchemaVersion: 9, Records: map[store.EntityKey]store.Record{key: r1}}},
+	}
+	for _, tc := range wrong {
+		t.Run(tc.name, func(t *testing.T) { expectStaleOrReal(t, st, key, r1, tc.exp) })
+	}
+	t.Run("right", func(t *testing.T) {
+		exp := store.Expectation{Head: 1, Records: map[store.EntityKey]store.Record{key: r1}}
+		tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: "s", Entities: []store.EntityKey{key}, Expect: &exp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx0) }()
+		c2, r2 := rawCommit(2, key, `{"a":2}`, &r1, "")
+		if err := tx.Append(ctx0, c2, []store.Record{r2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx0); err != nil {
+			t.Fatalf("commit with a right expectation: %v", err)
+		}
+		if sp, _ := st.SpaceGet(ctx0, "s"); sp.Head != 2 {
+			t.Fatalf("head = %d, want 2", sp.Head)
+		}
+	})
+}
+
+func withVersion(r store.Record, v int64) store.Record {
+	r.Version = v
+	return r
+}
+
+// expectStaleOrReal opens a transaction with a wrong expectation. A driver
+// that trusts it must refuse the commit with ErrStale and leave the space
+// untouched; a driver that ignores it must report the real state.
+func expectStaleOrReal(t *testing.T, st store.Store, key store.EntityKey, real store.Record, exp store.Expectation) {
+	t.Helper()
+	tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: "s", Entities: []store.EntityKey{key}, Expect: &exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx0) }()
+	if got := tx.Space().Head; got == 1 && tx.Space().SchemaVersion == 0 && tx.Entities()[key].Version == 1 {
+		// The driver ignored the prediction and read the truth: fine.
+		return
+	}
+	next := tx.Space().Head + 1
+	c, r := rawCommit(next, key, `{"a":99}`, nil, "")
+	if err := tx.Append(ctx0, c, []store.Record{r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx0); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("commit with a wrong expectation: err = %v, want ErrStale", err)
+	}
+	sp, err := st.SpaceGet(ctx0, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.EntityGet(ctx0, "s", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Head != 1 || got.Version != 1 {
+		t.Fatalf("after a stale commit: head %d, entity version %d; want 1 and 1", sp.Head, got.Version)
+	}
+}
+
+// testTwoLogs writes one entity alternately through two Logs over one
+// store, as two processes sharing a database would: each Log's prediction
+// of the other's writes goes stale, and every write must still apply on
+// the true state with gapless seqs.
+func testTwoLogs(t *testing.T, open OpenFunc) {
+	st := open(t)
+	a, b := changelog.New(st, changelog.Options{}), changelog.New(st, changelog.Options{})
+	if _, err := a.CreateSpace(ctx0, "s"); err != nil {
+		t.Fatal(err)
+	}
+	logs := []*changelog.Log{a, b}
+	for i := 1; i <= 6; i++ {
+		lg := logs[i%2]
+		m := changelog.Mutation{Op: changelog.OpPatch, Type: "task", EntityID: "t1", Patch: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+		if i == 1 {
+			m = changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"n":1}`)}
+		}
+		res, err := lg.Write(ctx0, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if r := res.Receipts[0]; r.Status != store.ReceiptApplied || r.Seq != int64(i) {
+			t.Fatalf("write %d: receipt %+v, want applied at seq %d", i, r, i)
+		}
+		// A put of an entity the other Log created is predicted absent
+		// by a Log that never saw it: it must still be an update.
+		put := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+		res, err = logs[(i+1)%2].Write(ctx0, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{put}, Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		if res.Receipts[0].Status != store.ReceiptNoop || res.Created[0] {
+			t.Fatalf("put %d through the other log: receipt %+v created %v, want a no-op", i, res.Receipts[0], res.Created[0])
+		}
+	}
+	rec, err := b.Get(ctx0, "s", store.EntityKey{Type: "task", ID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(rec.Properties) != `{"n":6}` || rec.Version != 6 {
+		t.Fatalf("entity = %s at version %d, want {\"n\":6} at 6", rec.Properties, rec.Version)
+	}
+}
