@@ -12,7 +12,8 @@ import (
 // consistent as of one head: entities changed after it are shown as the
 // before image of their first later change, so paging a collection and
 // then watching from Head misses nothing and double-sees nothing. A page
-// may hold fewer items than Limit; Next is empty on the last page.
+// may hold fewer items than Limit (entities created after the head, or
+// unreadable, are left out); Next is empty exactly on the last page.
 func (l *Log) List(ctx context.Context, p ListParams) (ListPage, error) {
 	if p.Limit < 1 {
 		return ListPage{}, problem.Param("limit", "must be at least 1, got %d", p.Limit)
@@ -31,10 +32,13 @@ func (l *Log) List(ctx context.Context, p ListParams) (ListPage, error) {
 	if head < sp.Horizon {
 		return ListPage{}, &HistoryUnavailableError{Space: p.Space, Requested: head, Horizon: sp.Horizon}
 	}
-	recs, err := l.st.EntityList(ctx, store.EntityListParams{Space: p.Space, Type: p.Type, After: p.After, AsOf: head, Limit: p.Limit})
+	// One record more than the page tells whether another page follows.
+	recs, err := l.st.EntityList(ctx, store.EntityListParams{Space: p.Space, Type: p.Type, After: p.After, AsOf: head, Limit: p.Limit + 1})
 	if err != nil {
 		return ListPage{}, fmt.Errorf("list entities: %w", err)
 	}
+	more := len(recs) > p.Limit
+	recs = recs[:min(len(recs), p.Limit)]
 	items, err := l.asOf(ctx, p.Space, head, recs)
 	if err != nil {
 		return ListPage{}, err
@@ -45,7 +49,7 @@ func (l *Log) List(ctx context.Context, p ListParams) (ListPage, error) {
 			page.Items = append(page.Items, items[i])
 		}
 	}
-	if len(recs) == p.Limit {
+	if more {
 		page.Next = recs[len(recs)-1].ID
 	}
 	return page, nil
