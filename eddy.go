@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
+	"github.com/eddy-run/eddy/watch"
 )
 
 // Defaults of a Config.
@@ -45,7 +47,13 @@ type Config struct {
 	DatabaseURL string
 	// Logger receives operational logs (nil = slog.Default()).
 	Logger *slog.Logger
+	// Heartbeat is how long a watch stream may stay silent before it
+	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
+	Heartbeat time.Duration
 }
+
+// hubStopTimeout bounds how long Close waits for watch streams to end.
+const hubStopTimeout = 5 * time.Second
 
 // Eddy is one opened eddy: a migrated store with the services built on it.
 // Close releases it.
@@ -54,6 +62,7 @@ type Eddy struct {
 	st      store.Store
 	log     *changelog.Log
 	auth    *auth.Service
+	hub     *watch.Hub
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,14 +89,15 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
 	}
-	e := &Eddy{
-		dataDir: cfg.DataDir,
-		st:      st,
-		log:     changelog.New(st, changelog.Options{}),
-		auth:    auth.NewService(st),
-	}
+	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st)}
+	// The log's commits wake the hub; the hub reads through the log.
+	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify})
+	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
+	}
+	if err := e.hub.Start(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("start watch hub: %w", err), e.Close())
 	}
 	logger.Debug("eddy opened", "driver", driver, "dataDir", cfg.DataDir)
 	return e, nil
@@ -151,6 +161,15 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
+// notify is the log's OnCommit hook: it wakes the watch hub (never
+// blocking the committer).
+func (e *Eddy) notify(space string, head int64) { e.hub.Notify(space, head) }
+
+// Hub returns the watch hub: pass it to server.Config.Hub, and Stop it
+// before shutting the HTTP server down so streams end with a terminal
+// frame.
+func (e *Eddy) Hub() *watch.Hub { return e.hub }
+
 // Log returns the changelog service.
 func (e *Eddy) Log() *changelog.Log { return e.log }
 
@@ -163,11 +182,18 @@ func (e *Eddy) Store() store.Store { return e.st }
 // DataDir returns the data directory in use.
 func (e *Eddy) DataDir() string { return e.dataDir }
 
-// Close stops the changelog's committers, then closes the store. It is
-// safe to call more than once; later calls return the first result.
+// Close stops the watch hub (ending its streams with the terminal
+// unavailable frame, waiting up to 5s), stops the changelog's committers,
+// then closes the store. It is safe to call more than once; later calls
+// return the first result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
+		ctx, cancel := context.WithTimeout(context.Background(), hubStopTimeout)
+		defer cancel()
+		if err := e.hub.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
+		}
 		if err := e.log.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close log: %w", err))
 		}

@@ -14,7 +14,7 @@ import (
 var listFilters = []string{"types", "ops", "actors", "excludeTypes", "excludeOps", "excludeActors"}
 
 // changesParams are the parameters of GET .../changes.
-var changesParams = slices.Concat([]string{"from", "before", "limit"}, changelog.FilterParams)
+var changesParams = slices.Concat([]string{"from", "before", "limit", "when", "watch"}, changelog.FilterParams)
 
 // forwardAnswer is a forward page of rows.
 type forwardAnswer struct {
@@ -30,7 +30,8 @@ type historyAnswer struct {
 }
 
 // changes answers GET .../changes: forward from a seq (default: the
-// horizon) or, with before, history newest first.
+// horizon), with before history newest first, or with watch=1 the ndjson
+// watch stream.
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
 	p, err := authorize(r, space, accessRead)
@@ -40,6 +41,13 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if err := checkParams(q, changesParams, listFilters); err != nil {
 		return err
+	}
+	watching, err := watchParam(q)
+	if err != nil {
+		return err
+	}
+	if watching {
+		return s.watchChanges(w, r, p, space, q)
 	}
 	from, hasFrom, err := seqParam(q, "from")
 	if err != nil {
@@ -56,11 +64,10 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := changelog.ParseFilter(q)
+	f, err := rowFilter(p, q)
 	if err != nil {
 		return err
 	}
-	f.Allow = p.CanReadRow
 	if hasBefore {
 		return s.history(w, r, space, before, f, limit)
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 	"github.com/eddy-run/eddy/store/sqlite"
+	"github.com/eddy-run/eddy/watch"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -69,6 +71,7 @@ type env struct {
 	srv   *httptest.Server
 	log   *changelog.Log
 	auth  *auth.Service
+	hub   *watch.Hub
 	admin string // secret of an admin token bound to every space
 }
 
@@ -76,27 +79,47 @@ type env struct {
 // its own store, Log and server; e.t is the subtest.
 func forEachDriver(t *testing.T, fn func(e *env)) {
 	t.Helper()
+	forEachDriverHeartbeat(t, testHeartbeat, fn)
+}
+
+// forEachDriverHeartbeat is forEachDriver with the watch heartbeat hb.
+func forEachDriverHeartbeat(t *testing.T, hb time.Duration, fn func(e *env)) {
+	t.Helper()
 	for _, d := range drivers {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
-			fn(newEnv(t, d, 0))
+			fn(newEnvHeartbeat(t, d, 0, hb))
 		})
 	}
 }
 
+// testHeartbeat is the watch heartbeat of test servers: long enough that
+// no heartbeat lands in a test that does not wait for one.
+const testHeartbeat = time.Hour
+
 func newEnv(t *testing.T, d driver, maxBody int64) *env {
 	t.Helper()
+	return newEnvHeartbeat(t, d, maxBody, testHeartbeat)
+}
+
+func newEnvHeartbeat(t *testing.T, d driver, maxBody int64, testHeartbeat time.Duration) *env {
+	t.Helper()
 	st := d.open(t)
-	lg := changelog.New(st, changelog.Options{})
+	var hub *watch.Hub
+	lg := changelog.New(st, changelog.Options{OnCommit: func(space string, head int64) { hub.Notify(space, head) }})
 	t.Cleanup(func() { _ = lg.Close() })
 	if _, err := lg.EnsureSpace(context.Background(), "default"); err != nil {
 		t.Fatalf("ensure space: %v", err)
 	}
 	as := auth.NewService(st)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Logger: logger, Version: "test", MaxBodyBytes: maxBody}).Handler())
+	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
+	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Version: "test", MaxBodyBytes: maxBody}).Handler())
 	t.Cleanup(srv.Close)
-	e := &env{t: t, srv: srv, log: lg, auth: as}
+	// Cleanups run last-registered first: streams end before srv.Close
+	// waits for the requests.
+	t.Cleanup(func() { stopHub(t, hub) })
+	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}
 	e.admin = e.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
 	return e
 }
@@ -248,4 +271,14 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
+}
+
+// stopHub stops a test hub, failing the test if its streams do not end.
+func stopHub(t *testing.T, hub *watch.Hub) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hub.Stop(ctx); err != nil {
+		t.Errorf("stop hub: %v", err)
+	}
 }

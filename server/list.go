@@ -26,7 +26,8 @@ type listCursor struct {
 }
 
 // listEntities answers GET .../entities/{type}?limit=&after=: pages of a
-// collection, every page as of the first page's head.
+// collection, every page as of the first page's head; with watch=1 the
+// ndjson watch of that type's rows (resume it from a page's head).
 func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
 	p, err := authorizeType(r, space, typ, accessRead)
@@ -34,7 +35,14 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if err := checkParams(q, []string{"limit", "after"}, nil); err != nil {
+	watching, err := watchParam(q)
+	if err != nil {
+		return err
+	}
+	if watching {
+		return s.watchEntities(w, r, p, space, typ, q)
+	}
+	if err := checkParams(q, []string{"limit", "after", "watch"}, nil); err != nil {
 		return err
 	}
 	if err := validType(typ); err != nil {

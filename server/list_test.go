@@ -65,10 +65,11 @@ func TestListEntities(t *testing.T) {
 			t.Errorf("empty list = %+v", page)
 		}
 
-		for _, q := range []string{"limit=0", "limit=1001", "limit=x", "after=!!", "after=e30", "watch=1", "from=1", "limit=1&limit=2"} {
+		for _, q := range []string{"limit=0", "limit=1001", "limit=x", "after=!!", "after=e30", "watch=2", "from=1", "limit=1&limit=2",
+			"watch=1&limit=1", "watch=1&types=task", "watch=1&after=x"} {
 			e.call(t, "GET", base+"?"+q, nil).problem(problem.BadRequest)
 		}
-		p := e.call(t, "GET", base+"?watch=1", nil).problem(problem.BadRequest)
+		p := e.call(t, "GET", base+"?watch=yes", nil).problem(problem.BadRequest)
 		if p.Details["parameter"] != "watch" {
 			t.Errorf("watch details = %v", p.Details)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/watch"
 )
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is 0.
@@ -13,8 +14,10 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Config wires a Server.
 type Config struct {
-	Log    *changelog.Log
-	Auth   *auth.Service
+	Log  *changelog.Log
+	Auth *auth.Service
+	// Hub serves ?watch=1 streams; nil answers them unavailable.
+	Hub    *watch.Hub
 	Logger *slog.Logger // nil = slog.Default()
 	// Version is reported by discovery (default "dev").
 	Version string
@@ -27,6 +30,7 @@ type Config struct {
 type Server struct {
 	log     *changelog.Log
 	auth    *auth.Service
+	hub     *watch.Hub
 	logger  *slog.Logger
 	version string
 	maxBody int64
@@ -39,6 +43,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		log:     cfg.Log,
 		auth:    cfg.Auth,
+		hub:     cfg.Hub,
 		logger:  cfg.Logger,
 		version: cfg.Version,
 		maxBody: cfg.MaxBodyBytes,

@@ -58,7 +58,7 @@ commands talk to a running server over HTTP.`,
 	root.AddCommand(
 		a.serveCommand(),
 		a.putCommand(), a.patchCommand(), a.deleteCommand(), a.getCommand(), a.listCommand(),
-		a.changesCommand(), a.historyCommand(), a.logCommand(),
+		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
 		a.typesCommand(), a.applyCommand(),
 		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(),
 	)

@@ -25,6 +25,7 @@ type serveOptions struct {
 	addr            string
 	database        string
 	shutdownTimeout time.Duration
+	heartbeat       time.Duration
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -35,9 +36,16 @@ func (a *app) serveCommand() *cobra.Command {
 		Long: `Run the eddy server. With no --database it keeps an embedded SQLite database
 at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
 PostgreSQL. Migrations run at start. On first start an admin token is
-created, written to <data>/admin.token (mode 0600) and printed.`,
+created, written to <data>/admin.token (mode 0600) and printed.
+
+SIGINT or SIGTERM shuts down gracefully: watch streams end first with the
+terminal frame {"error":{"code":"unavailable",...}}, then in-flight requests
+get up to --shutdown-timeout, then the store is closed.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			if o.heartbeat <= 0 {
+				return usagef("--heartbeat must be positive")
+			}
 			return a.serve(cmd.Context(), o)
 		}),
 	}
@@ -45,6 +53,7 @@ created, written to <data>/admin.token (mode 0600) and printed.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7070", "address to listen on")
 	f.StringVar(&o.database, "database", a.getenv("EDDY_DATABASE_URL"), "database URL: postgres://... (default: embedded SQLite in --data; env EDDY_DATABASE_URL)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests to finish")
+	f.DurationVar(&o.heartbeat, "heartbeat", 15*time.Second, "how long a watch stream may stay idle before the server sends the heartbeat {}")
 	return cmd
 }
 
@@ -54,7 +63,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
 
-	e, err := eddy.Open(ctx, eddy.Config{DataDir: a.data, DatabaseURL: o.database, Logger: logger})
+	e, err := eddy.Open(ctx, eddy.Config{DataDir: a.data, DatabaseURL: o.database, Logger: logger, Heartbeat: o.heartbeat})
 	if err != nil {
 		return err
 	}
@@ -72,7 +81,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Logger: logger, Version: version}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Logger: logger, Version: version}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -87,6 +96,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	// ctx is done: shut down on a fresh deadline that keeps its values.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 	defer cancel()
+	// Watch streams never finish on their own: end them first, with the
+	// terminal unavailable frame, so Shutdown need not wait them out.
+	if err := e.Hub().Stop(sctx); err != nil {
+		logger.Warn("watch streams did not end in time", "err", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

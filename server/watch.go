@@ -1,0 +1,104 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/predicate"
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/watch"
+)
+
+// entityWatchParams are the parameters of GET .../entities/{type}?watch=1:
+// those of a changes watch, except types (the path names the type).
+var entityWatchParams = slices.Concat([]string{"watch", "from", "when"},
+	slices.DeleteFunc(slices.Clone(changelog.FilterParams), func(p string) bool { return p == "types" }))
+
+// watchParam reads watch: 1 or true streams, 0 or false (or absent) does
+// not.
+func watchParam(q url.Values) (bool, error) {
+	if !q.Has("watch") {
+		return false, nil
+	}
+	switch v := q.Get("watch"); v {
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	default:
+		return false, problem.Param("watch", "%q is not a switch (want 1 or 0)", v)
+	}
+}
+
+// rowFilter reads the filter parameters and when of q into the one
+// filter every row-reading path uses (forward pages, history, watch):
+// Allow is what the principal may read, then the compiled when, so a CEL
+// expression never even sees a row the token may not read.
+func rowFilter(p *auth.Principal, q url.Values) (changelog.Filter, error) {
+	f, err := changelog.ParseFilter(q)
+	if err != nil {
+		return changelog.Filter{}, err
+	}
+	f.Allow = p.CanReadRow
+	if !q.Has("when") {
+		return f, nil
+	}
+	when, err := predicate.CompileRow("when", q.Get("when"))
+	if err != nil {
+		return changelog.Filter{}, err
+	}
+	f.Allow = func(r *store.Row) bool { return p.CanReadRow(r) && when.Allow(r) }
+	return f, nil
+}
+
+// watchChanges answers GET .../changes?watch=1: the ndjson stream of the
+// space's rows after from (default: the head).
+func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, p *auth.Principal, space string, q url.Values) error {
+	for _, name := range []string{"before", "limit"} {
+		if q.Has(name) {
+			return problem.Param(name, "a watch stream takes no %s (it runs forward from from)", name)
+		}
+	}
+	f, err := rowFilter(p, q)
+	if err != nil {
+		return err
+	}
+	return s.serveWatch(w, r, space, q, f)
+}
+
+// watchEntities answers GET .../entities/{type}?watch=1: the changes
+// watch with types=[type].
+func (s *Server) watchEntities(w http.ResponseWriter, r *http.Request, p *auth.Principal, space, typ string, q url.Values) error {
+	if err := checkParams(q, entityWatchParams, listFilters); err != nil {
+		return err
+	}
+	if err := validType(typ); err != nil {
+		return err
+	}
+	f, err := rowFilter(p, q)
+	if err != nil {
+		return err
+	}
+	f.Types = []string{typ}
+	return s.serveWatch(w, r, space, q, f)
+}
+
+// serveWatch hands a validated watch to the hub. Errors before the first
+// frame come back here and are rendered as problems.
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string, q url.Values, f changelog.Filter) error {
+	from, hasFrom, err := seqParam(q, "from")
+	if err != nil {
+		return err
+	}
+	if !hasFrom {
+		from = -1
+	}
+	if s.hub == nil {
+		return problem.New(problem.Unavailable, "watch streams are not enabled on this server")
+	}
+	return s.hub.Serve(w, r, watch.Params{Space: space, From: from, Filter: f})
+}

@@ -1,0 +1,266 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/problem"
+)
+
+// errShutdown ends the streams of a stopping hub.
+var errShutdown = errors.New("watch: hub stopping")
+
+// maxIdleBuf is the largest write buffer a watcher keeps between writes.
+const maxIdleBuf = 64 << 10
+
+// Params select one watch stream.
+type Params struct {
+	Space string
+	// From is the position to resume after (exclusive); negative starts
+	// at the space's head.
+	From int64
+	// Filter selects the rows sent; its Allow carries what the principal
+	// may read and a compiled `when`. Rows it rejects are consumed and
+	// covered by progress bookmarks.
+	Filter changelog.Filter
+}
+
+// Serve streams the watch p selects to w as ndjson. Errors found before
+// the stream starts (an unknown space, From above the head, From below
+// the horizon as *changelog.HistoryUnavailableError, a stopping hub) are
+// returned with nothing written, for the caller to render. Once the
+// stream has started Serve returns nil: it ends when the client goes
+// away, or with a terminal {"error": …} frame. An HTTP/1.1 connection is
+// taken over (hijacked) and served by a goroutine of the hub, so Serve
+// returns at once; otherwise Serve returns when the stream ends.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
+	if !h.enter() {
+		return problem.New(problem.Unavailable, "the server is shutting down")
+	}
+	from, caughtUp, err := h.position(r.Context(), p)
+	if err != nil {
+		h.streams.Done()
+		return err
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", ContentType)
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	wt := h.newWatcher(p, from)
+	if s, ok := hijack(w, r, h.takeover); ok {
+		wt.sink = s
+		go func() {
+			defer h.streams.Done()
+			wt.serve(h.ctx, caughtUp)
+		}()
+		return nil
+	}
+	defer h.streams.Done()
+	w.WriteHeader(http.StatusOK)
+	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	wt.serve(r.Context(), caughtUp)
+	return nil
+}
+
+// position validates p.From against the space: it returns where the
+// stream starts and whether that is the head.
+func (h *Hub) position(ctx context.Context, p Params) (int64, bool, error) {
+	sp, err := h.log.Space(ctx, p.Space)
+	if err != nil {
+		return 0, false, err
+	}
+	from := p.From
+	if from < 0 {
+		from = sp.Head
+	}
+	if from > sp.Head {
+		return 0, false, problem.Param("from", "%d is ahead of the head %d", from, sp.Head).With("head", sp.Head)
+	}
+	if from < sp.Horizon {
+		return 0, false, &changelog.HistoryUnavailableError{Space: p.Space, Requested: from, Horizon: sp.Horizon}
+	}
+	return from, from == sp.Head, nil
+}
+
+// watcher is one stream's state. Only its own goroutine touches it; the
+// space hub knows it by pointer.
+type watcher struct {
+	h     *Hub
+	sh    *spaceHub
+	space string
+	f     changelog.Filter
+	sink  sink
+	timer *time.Timer // the idle heartbeat
+	buf   []byte      // lines not yet written
+	pos   int64       // last seq consumed
+	told  int64       // last position the client has: a row sent or a bookmark
+}
+
+func (h *Hub) newWatcher(p Params, from int64) *watcher {
+	return &watcher{h: h, sh: h.space(p.Space), space: p.Space, f: p.Filter, pos: from, told: from}
+}
+
+// serve sends the opening bookmark, runs the stream and ends it.
+func (wt *watcher) serve(ctx context.Context, caughtUp bool) {
+	wt.timer = time.NewTimer(wt.h.opts.Heartbeat)
+	defer wt.timer.Stop()
+	defer wt.sink.close()
+	wt.buf = appendBookmark(wt.buf, wt.pos)
+	if err := wt.flush(); err == nil {
+		wt.end(ctx, wt.run(ctx, caughtUp))
+	}
+}
+
+// run feeds the stream until it fails, the client leaves or the hub
+// stops: from the hub's fan-out while caught up, by its own reads while
+// behind.
+func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
+	defer wt.sh.leave(wt)
+	var ch chan []item
+	for {
+		if ch == nil {
+			c, pending, ok := wt.sh.join(wt, wt.pos, caughtUp)
+			if !ok {
+				var err error
+				if caughtUp, err = wt.catchUp(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			ch = c
+			if err := wt.deliver(pending); err != nil {
+				return err
+			}
+		}
+		select {
+		case items, ok := <-ch:
+			if !ok { // dropped for falling behind: catch up and rejoin
+				ch, caughtUp = nil, false
+				continue
+			}
+			if err := wt.deliver(items); err != nil {
+				return err
+			}
+		case <-wt.timer.C:
+			wt.buf = append(wt.buf, heartbeatFrame...)
+			if err := wt.flush(); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wt.h.stopping:
+			return errShutdown
+		}
+	}
+}
+
+// catchUp reads one batch from the store after pos and sends it. It
+// reports whether the read reached the head.
+func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
+	select {
+	case <-wt.h.stopping:
+		return false, errShutdown
+	default:
+	}
+	if hook := wt.h.beforeCatchUp; hook != nil {
+		hook(wt.pos)
+	}
+	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.h.opts.CatchUpBatch)
+	if err != nil {
+		return false, err
+	}
+	for i := range page.Rows {
+		if r := &page.Rows[i]; r.Seq > wt.pos {
+			wt.buf = appendRow(wt.buf, r)
+			wt.told = r.Seq
+		}
+	}
+	wt.pos = max(wt.pos, page.Cursor)
+	wt.bookmark()
+	return page.Cursor >= page.Head, wt.flush()
+}
+
+// deliver sends the rows of a fan-out batch the watcher has not seen and
+// its filter selects.
+func (wt *watcher) deliver(items []item) error {
+	for i := range items {
+		it := &items[i]
+		if it.row.Seq <= wt.pos {
+			continue
+		}
+		wt.pos = it.row.Seq
+		if wt.f.Match(&it.row) {
+			wt.buf = append(wt.buf, it.line...)
+			wt.told = wt.pos
+		}
+	}
+	wt.bookmark()
+	return wt.flush()
+}
+
+// bookmark adds a progress bookmark when rows were consumed but not sent.
+func (wt *watcher) bookmark() {
+	if wt.pos > wt.told {
+		wt.buf = appendBookmark(wt.buf, wt.pos)
+		wt.told = wt.pos
+	}
+}
+
+// writeError is a failure to write to the client: the stream is gone.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return "write stream: " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// flush writes and flushes the buffered lines and restarts the heartbeat.
+func (wt *watcher) flush() error {
+	if len(wt.buf) == 0 {
+		return nil
+	}
+	err := wt.sink.write(wt.buf)
+	wt.buf = wt.buf[:0]
+	if cap(wt.buf) > maxIdleBuf {
+		wt.buf = nil
+	}
+	wt.timer.Reset(wt.h.opts.Heartbeat)
+	if err != nil {
+		return &writeError{err}
+	}
+	return nil
+}
+
+// end writes the terminal frame err calls for, if the client is still
+// there to read it.
+func (wt *watcher) end(ctx context.Context, err error) {
+	var we *writeError
+	if errors.As(err, &we) || ctx.Err() != nil {
+		return
+	}
+	pe := terminal(err)
+	if pe.Code == problem.Internal {
+		wt.h.opts.Logger.ErrorContext(ctx, "watch stream failed", "space", wt.space, "pos", wt.pos, "err", err)
+	}
+	wt.buf = appendError(wt.buf[:0], pe)
+	_ = wt.flush()
+}
+
+// terminal maps the error that ended a stream onto the problem catalogue.
+func terminal(err error) *problem.Error {
+	var (
+		pe *problem.Error
+		hu *changelog.HistoryUnavailableError
+	)
+	switch {
+	case errors.Is(err, errShutdown):
+		return problem.New(problem.Unavailable, "the server is shutting down; resume from the last seq or bookmark")
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &hu):
+		return problem.New(problem.Compacted, "%s", hu.Error()).With("horizon", hu.Horizon)
+	default:
+		return problem.New(problem.Internal, "internal error")
+	}
+}
