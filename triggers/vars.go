@@ -1,0 +1,102 @@
+package triggers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+
+	"github.com/eddy-run/eddy/predicate"
+	"github.com/eddy-run/eddy/store"
+)
+
+// ErrBadInput marks an Input that cannot be judged: no row, or a record
+// whose properties are not JSON. A program that reads such a record
+// raises an error wrapping it.
+var ErrBadInput = errors.New("bad trigger input")
+
+// vars is the CEL activation of one Input. Each variable is converted on
+// first use and kept, so the programs judging one row share the work and
+// a row judged only on `row` never decodes its records. A vars is used
+// by one goroutine.
+type vars struct {
+	in                  Input
+	row, entity, before ref.Val
+}
+
+var _ interpreter.Activation = (*vars)(nil)
+
+func newVars(in Input) *vars { return &vars{in: in} }
+
+// ResolveName implements interpreter.Activation.
+func (v *vars) ResolveName(name string) (any, bool) {
+	switch name {
+	case "row":
+		if v.row == nil {
+			v.row = celValue(predicate.RowValue(v.in.Row))
+		}
+		return v.row, true
+	case "entity":
+		if v.entity == nil {
+			v.entity = recordValue("entity", v.in.Entity)
+		}
+		return v.entity, true
+	case "before":
+		if v.before == nil {
+			v.before = recordValue("before", v.in.Before)
+		}
+		return v.before, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (v *vars) Parent() interpreter.Activation { return nil }
+
+// recordValue is the CEL value of a record: {type, id, version,
+// properties, links} with links as {rel, target: {type, id}}; null for
+// nil; an error value wrapping ErrBadInput if its properties are not
+// JSON.
+func recordValue(name string, r *store.Record) ref.Val {
+	if r == nil {
+		return types.NullValue
+	}
+	var props any = map[string]any{}
+	if len(r.Properties) > 0 {
+		if err := json.Unmarshal(r.Properties, &props); err != nil {
+			return types.WrapErr(fmt.Errorf("%w: %s properties: %v", ErrBadInput, name, err))
+		}
+	}
+	links := make([]any, len(r.Links))
+	for i, l := range r.Links {
+		links[i] = map[string]any{"rel": l.Rel, "target": map[string]any{"type": l.Target.Type, "id": l.Target.ID}}
+	}
+	return celValue(map[string]any{
+		"type": r.Type, "id": r.ID, "version": r.Version,
+		"properties": props, "links": links,
+	})
+}
+
+// celValue converts a decoded JSON value (and the row's int64 and
+// time.Time fields) to CEL values once, so that the programs judging one
+// row do not convert the same maps again on every field access.
+func celValue(v any) ref.Val {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[ref.Val]ref.Val, len(v))
+		for k, x := range v {
+			m[types.String(k)] = celValue(x)
+		}
+		return types.NewRefValMap(types.DefaultTypeAdapter, m)
+	case []any:
+		l := make([]ref.Val, len(v))
+		for i, x := range v {
+			l[i] = celValue(x)
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, l)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
