@@ -339,6 +339,8 @@ type WriteTx interface {
 	// rows it leaves (After, or a tombstone for deletions) and, when
 	// c.Receipt.MutationID is set, its receipt (stored with Entity = the
 	// After of change 0). Seqs must be Space().Head+1, +2, … in call order.
+	// A commit's changes have distinct ordinals and touch at most two
+	// entities: the commit's own and one more (merge, split).
 	Append(ctx context.Context, c Commit, records []Record) error
 	// ReceiptPut stores a receipt of a mutation that appended nothing.
 	ReceiptPut(ctx context.Context, r StoredReceipt) error

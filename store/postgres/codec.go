@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/eddy-run/eddy/store"
 )
@@ -23,7 +25,7 @@ func encodeJSON(v any) (string, error) {
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }
 
-// snapshot returns a copy of r as stored in a change: links never nil,
+// snapshot returns a copy of r as stored in a change or a receipt: links never nil,
 // times in UTC at microsecond precision.
 func snapshot(r store.Record) store.Record {
 	if r.Links == nil {
@@ -39,7 +41,7 @@ func snapshot(r store.Record) store.Record {
 	return r
 }
 
-// encodeSnapshot encodes a change's before or after image; nil stays NULL.
+// encodeSnapshot encodes a stored receipt's entity; nil stays NULL.
 func encodeSnapshot(r *store.Record) (*string, error) {
 	if r == nil {
 		return nil, nil
@@ -51,7 +53,7 @@ func encodeSnapshot(r *store.Record) (*string, error) {
 	return &s, nil
 }
 
-// decodeSnapshot decodes a change's before or after image; NULL is nil.
+// decodeSnapshot decodes a stored receipt's entity; NULL is nil.
 func decodeSnapshot(s *string) (*store.Record, error) {
 	if s == nil {
 		return nil, nil
@@ -60,12 +62,88 @@ func decodeSnapshot(s *string) (*store.Record, error) {
 	if err := json.Unmarshal([]byte(*s), &r); err != nil {
 		return nil, fmt.Errorf("decode snapshot: %w", err)
 	}
+	unsnapshot(&r)
+	return &r, nil
+}
+
+// unsnapshot normalizes a decoded snapshot: links never nil, times in UTC
+// at microsecond precision.
+func unsnapshot(r *store.Record) {
+	if r == nil {
+		return
+	}
 	if r.Links == nil {
 		r.Links = []store.Link{}
 	}
 	r.CreatedAt = microUTC(r.CreatedAt)
 	r.UpdatedAt = microUTC(r.UpdatedAt)
-	return &r, nil
+}
+
+// encodeChanges returns a commit's changes column: the JSON array of its
+// changes in ordinal order, snapshots as stored. Ordinals must be
+// distinct.
+func encodeChanges(changes []store.Change) (string, error) {
+	cs := make([]store.Change, len(changes))
+	for i, ch := range changes {
+		if ch.Before != nil {
+			b := snapshot(*ch.Before)
+			ch.Before = &b
+		}
+		if ch.After != nil {
+			a := snapshot(*ch.After)
+			ch.After = &a
+		}
+		if ch.ConflictGroups == nil {
+			ch.ConflictGroups = []string{}
+		}
+		cs[i] = ch
+	}
+	slices.SortStableFunc(cs, func(a, b store.Change) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
+	for i := 1; i < len(cs); i++ {
+		if cs[i].Ordinal == cs[i-1].Ordinal {
+			return "", fmt.Errorf("duplicate change ordinal %d", cs[i].Ordinal)
+		}
+	}
+	return encodeJSON(cs)
+}
+
+// decodeChanges decodes a changes column into a non-nil slice.
+func decodeChanges(s string) ([]store.Change, error) {
+	cs := []store.Change{}
+	if err := json.Unmarshal([]byte(s), &cs); err != nil {
+		return nil, fmt.Errorf("decode changes: %w", err)
+	}
+	if cs == nil {
+		cs = []store.Change{}
+	}
+	for i := range cs {
+		unsnapshot(cs[i].Before)
+		unsnapshot(cs[i].After)
+		if cs[i].ConflictGroups == nil {
+			cs[i].ConflictGroups = []string{}
+		}
+	}
+	return cs, nil
+}
+
+// secondEntity returns the entity other than the commit's primary one
+// (Type, EntityID) that its changes touch, or nil. The commits table
+// indexes two entities per commit, so a commit whose changes touch a third
+// is refused.
+func secondEntity(c *store.Commit) (*store.EntityKey, error) {
+	primary := store.EntityKey{Type: c.Type, ID: c.EntityID}
+	var second *store.EntityKey
+	for _, ch := range c.Changes {
+		k := store.EntityKey{Type: ch.Type, ID: ch.ID}
+		switch {
+		case k == primary:
+		case second == nil:
+			second = &k
+		case k != *second:
+			return nil, fmt.Errorf("changes touch %s/%s, a third entity", k.Type, k.ID)
+		}
+	}
+	return second, nil
 }
 
 // normalReceipt returns r with empty, non-nil Accepted and Rejected.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -27,20 +26,4 @@ func release(ctx context.Context, conn *pgxpool.Conn) {
 		cancel()
 	}
 	conn.Release()
-}
-
-// readSnapshot sends the queries queue adds between BEGIN ISOLATION LEVEL
-// REPEATABLE READ READ ONLY and COMMIT as one batch: one round trip, one
-// snapshot. Result callbacks run in queue order.
-func (s *Store) readSnapshot(ctx context.Context, queue func(b *pgx.Batch)) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer release(ctx, conn)
-	b := &pgx.Batch{}
-	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-	queue(b)
-	b.Queue("COMMIT")
-	return conn.SendBatch(ctx, b).Close()
 }

@@ -31,6 +31,7 @@ func (tx *writeTx) predict(p store.WriteBeginParams) {
 			tx.entities[k] = r
 		}
 	}
+	tx.learn(p.Entities)
 }
 
 // queueExpect queues BEGIN, the space lock and the checks of an

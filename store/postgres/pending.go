@@ -13,7 +13,6 @@ import (
 // table.
 type pending struct {
 	commits  commitBuf
-	changes  changeBuf
 	records  recordBuf
 	receipts receiptBuf
 	// recIdx and rcptIdx dedupe by key (last write wins): an upsert may
@@ -27,22 +26,32 @@ type commitBuf struct {
 	seq                          []int64
 	ts                           []time.Time
 	actor, op, etype, eid        []string
+	etype2, eid2                 []*string
 	payload, receipt, provenance []string
 	causedBy                     []*int64
 	depth                        []int32
+	changes                      []string
 }
 
-// changeBuf holds buffered changes rows.
-type changeBuf struct {
-	seq, version  []int64
-	ordinal       []int32
-	kind, typ, id []string
-	before, after []*string
-	groups        []string
-}
+// rowState is what a write transaction knows, under the space lock, of an
+// entity row as it was before the transaction. It picks the statement
+// that writes the row: a plain INSERT or UPDATE costs the server less (no
+// speculative insertion, no tuple lock) than an upsert.
+type rowState uint8
+
+const (
+	// rowUnknown: the row was not read; upsert it.
+	rowUnknown rowState = iota
+	// rowAbsent: the row was read and missing; insert it.
+	rowAbsent
+	// rowPresent: the row was read and exists (entity rows are never
+	// deleted); update it.
+	rowPresent
+)
 
 // recordBuf holds buffered entities rows.
 type recordBuf struct {
+	state                       []rowState
 	typ, id, kind               []string
 	version                     []int64
 	props, links, groupVersions []string
@@ -56,8 +65,21 @@ type receiptBuf struct {
 	createdAt           []time.Time
 }
 
-// addCommit buffers the commit row and its changes.
+// addCommit buffers the commit row, its changes included. Nothing is
+// buffered if encoding fails.
 func (w *pending) addCommit(c store.Commit) error {
+	second, err := secondEntity(&c)
+	if err != nil {
+		return err
+	}
+	var etype2, eid2 *string
+	if second != nil {
+		etype2, eid2 = &second.Type, &second.ID
+	}
+	changes, err := encodeChanges(c.Changes)
+	if err != nil {
+		return err
+	}
 	receipt, err := encodeReceipt(c.Receipt)
 	if err != nil {
 		return err
@@ -87,44 +109,16 @@ func (w *pending) addCommit(c store.Commit) error {
 	k.provenance = append(k.provenance, prov)
 	k.causedBy = append(k.causedBy, causedBy)
 	k.depth = append(k.depth, int32(c.Provenance.Depth))
-	for _, ch := range c.Changes {
-		if err := w.addChange(c.Seq, ch); err != nil {
-			return err
-		}
-	}
+	k.etype2 = append(k.etype2, etype2)
+	k.eid2 = append(k.eid2, eid2)
+	k.changes = append(k.changes, changes)
 	return nil
 }
 
-// addChange buffers one change of commit seq.
-func (w *pending) addChange(seq int64, ch store.Change) error {
-	before, err := encodeSnapshot(ch.Before)
-	if err != nil {
-		return err
-	}
-	after, err := encodeSnapshot(ch.After)
-	if err != nil {
-		return err
-	}
-	groups, err := encodeStrings(ch.ConflictGroups)
-	if err != nil {
-		return err
-	}
-	k := &w.changes
-	k.seq = append(k.seq, seq)
-	k.ordinal = append(k.ordinal, int32(ch.Ordinal))
-	k.kind = append(k.kind, ch.Kind)
-	k.typ = append(k.typ, ch.Type)
-	k.id = append(k.id, ch.ID)
-	k.version = append(k.version, ch.Version)
-	k.before = append(k.before, before)
-	k.after = append(k.after, after)
-	k.groups = append(k.groups, groups)
-	return nil
-}
-
-// addRecord buffers an entity upsert, replacing an earlier one of the
-// same key.
-func (w *pending) addRecord(r store.Record) error {
+// addRecord buffers an entity write, replacing an earlier one of the
+// same key (which keeps its state: the row's state before the
+// transaction).
+func (w *pending) addRecord(r store.Record, state rowState) error {
 	cols, err := encodeRecord(&r)
 	if err != nil {
 		return err
@@ -141,6 +135,7 @@ func (w *pending) addRecord(r store.Record) error {
 	if !ok {
 		i = len(k.typ)
 		w.recIdx[r.Key()] = i
+		k.state = append(k.state, state)
 		k.typ = append(k.typ, r.Type)
 		k.id = append(k.id, r.ID)
 		k.kind = append(k.kind, "")
@@ -192,30 +187,37 @@ func (w *pending) addReceipt(r store.StoredReceipt, created time.Time) error {
 // arrays for several (a group commit). Either way the statement text is
 // fixed, so its prepared form is cached per connection.
 const (
-	commitCols    = "space, seq, ts, actor, op, entity_type, entity_id, payload, receipt, provenance, caused_by, depth"
+	commitCols = `space, seq, ts, actor, op, entity_type, entity_id, entity2_type, entity2_id,
+		payload, receipt, provenance, caused_by, depth, changes`
 	insertCommitQ = "INSERT INTO commits (" + commitCols + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 	insertCommitsQ = "INSERT INTO commits (" + commitCols + `)
 		SELECT $1::text, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[],
-			$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::int[])`
-
-	changeCols    = "space, seq, ordinal, kind, type, id, version, before, after, conflict_groups"
-	insertChangeQ = "INSERT INTO changes (" + changeCols + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
-	insertChangesQ = "INSERT INTO changes (" + changeCols + `)
-		SELECT $1::text, * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[],
-			$7::bigint[], $8::text[], $9::text[], $10::text[])`
+			$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+			$13::bigint[], $14::int[], $15::text[])`
 
 	entityCols     = "space, type, id, version, kind, properties, links, group_versions, created_at, updated_at"
 	entityConflict = `ON CONFLICT (space, type, id) DO UPDATE SET version = EXCLUDED.version,
 		kind = EXCLUDED.kind, properties = EXCLUDED.properties, links = EXCLUDED.links,
 		group_versions = EXCLUDED.group_versions, created_at = EXCLUDED.created_at,
 		updated_at = EXCLUDED.updated_at`
-	upsertEntityQ = "INSERT INTO entities (" + entityCols + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ` + entityConflict
-	upsertEntitiesQ = "INSERT INTO entities (" + entityCols + `)
+	insertEntityQ = "INSERT INTO entities (" + entityCols + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	insertEntitiesQ = "INSERT INTO entities (" + entityCols + `)
 		SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
-			$7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[]) ` + entityConflict
+			$7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[])`
+	upsertEntityQ   = insertEntityQ + " " + entityConflict
+	upsertEntitiesQ = insertEntitiesQ + " " + entityConflict
+	updateEntityQ   = `UPDATE entities SET version = $4, kind = $5, properties = $6, links = $7,
+		group_versions = $8, created_at = $9, updated_at = $10
+		WHERE space = $1 AND type = $2 AND id = $3`
+	updateEntitiesQ = `UPDATE entities e SET version = u.version, kind = u.kind,
+		properties = u.properties, links = u.links, group_versions = u.group_versions,
+		created_at = u.created_at, updated_at = u.updated_at
+		FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[],
+			$8::text[], $9::timestamptz[], $10::timestamptz[])
+			AS u(type, id, version, kind, properties, links, group_versions, created_at, updated_at)
+		WHERE e.space = $1 AND e.type = u.type AND e.id = u.id`
 
 	receiptCols     = "space, mutation_id, receipt, entity, created_at"
 	receiptConflict = `ON CONFLICT (space, mutation_id) DO UPDATE SET receipt = EXCLUDED.receipt,
@@ -234,7 +236,6 @@ const (
 // NOTIFY. The caller queues COMMIT.
 func (w *pending) queue(b *pgx.Batch, space string, last, head int64) {
 	w.commits.queue(b, space)
-	w.changes.queue(b, space)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
 	if last > head {
@@ -249,37 +250,71 @@ func (k *commitBuf) queue(b *pgx.Batch, space string) {
 	case 0:
 	case 1:
 		b.Queue(insertCommitQ, space, k.seq[0], k.ts[0], k.actor[0], k.op[0], k.etype[0], k.eid[0],
-			k.payload[0], k.receipt[0], k.provenance[0], k.causedBy[0], k.depth[0])
+			k.etype2[0], k.eid2[0], k.payload[0], k.receipt[0], k.provenance[0], k.causedBy[0],
+			k.depth[0], k.changes[0])
 	default:
-		b.Queue(insertCommitsQ, space, k.seq, k.ts, k.actor, k.op, k.etype, k.eid,
-			k.payload, k.receipt, k.provenance, k.causedBy, k.depth)
+		b.Queue(insertCommitsQ, space, k.seq, k.ts, k.actor, k.op, k.etype, k.eid, k.etype2, k.eid2,
+			k.payload, k.receipt, k.provenance, k.causedBy, k.depth, k.changes)
 	}
 }
 
-// queue adds the changes insert.
-func (k *changeBuf) queue(b *pgx.Batch, space string) {
-	switch len(k.seq) {
-	case 0:
-	case 1:
-		b.Queue(insertChangeQ, space, k.seq[0], k.ordinal[0], k.kind[0], k.typ[0], k.id[0],
-			k.version[0], k.before[0], k.after[0], k.groups[0])
-	default:
-		b.Queue(insertChangesQ, space, k.seq, k.ordinal, k.kind, k.typ, k.id,
-			k.version, k.before, k.after, k.groups)
-	}
+// entityQueries are the single-row and multi-row statements writing
+// entities rows of each state.
+var entityQueries = [...]struct{ one, many string }{
+	rowUnknown: {upsertEntityQ, upsertEntitiesQ},
+	rowAbsent:  {insertEntityQ, insertEntitiesQ},
+	rowPresent: {updateEntityQ, updateEntitiesQ},
 }
 
-// queue adds the entities upsert.
+// queue adds one entities statement per row state present: insert,
+// update, upsert.
 func (k *recordBuf) queue(b *pgx.Batch, space string) {
-	switch len(k.typ) {
-	case 0:
-	case 1:
-		b.Queue(upsertEntityQ, space, k.typ[0], k.id[0], k.version[0], k.kind[0], k.props[0],
-			k.links[0], k.groupVersions[0], k.createdAt[0], k.updatedAt[0])
-	default:
-		b.Queue(upsertEntitiesQ, space, k.typ, k.id, k.version, k.kind, k.props,
-			k.links, k.groupVersions, k.createdAt, k.updatedAt)
+	for _, st := range []rowState{rowAbsent, rowPresent, rowUnknown} {
+		sub := k.only(st)
+		q := entityQueries[st]
+		switch len(sub.typ) {
+		case 0:
+		case 1:
+			b.Queue(q.one, space, sub.typ[0], sub.id[0], sub.version[0], sub.kind[0], sub.props[0],
+				sub.links[0], sub.groupVersions[0], sub.createdAt[0], sub.updatedAt[0])
+		default:
+			b.Queue(q.many, space, sub.typ, sub.id, sub.version, sub.kind, sub.props,
+				sub.links, sub.groupVersions, sub.createdAt, sub.updatedAt)
+		}
 	}
+}
+
+// only returns the buffered rows in state st; k itself when all are.
+func (k *recordBuf) only(st rowState) *recordBuf {
+	n := 0
+	for _, s := range k.state {
+		if s == st {
+			n++
+		}
+	}
+	switch n {
+	case len(k.state):
+		return k
+	case 0:
+		return &recordBuf{}
+	}
+	sub := &recordBuf{}
+	for i, s := range k.state {
+		if s != st {
+			continue
+		}
+		sub.state = append(sub.state, s)
+		sub.typ = append(sub.typ, k.typ[i])
+		sub.id = append(sub.id, k.id[i])
+		sub.kind = append(sub.kind, k.kind[i])
+		sub.version = append(sub.version, k.version[i])
+		sub.props = append(sub.props, k.props[i])
+		sub.links = append(sub.links, k.links[i])
+		sub.groupVersions = append(sub.groupVersions, k.groupVersions[i])
+		sub.createdAt = append(sub.createdAt, k.createdAt[i])
+		sub.updatedAt = append(sub.updatedAt, k.updatedAt[i])
+	}
+	return sub
 }
 
 // queue adds the receipts upsert.

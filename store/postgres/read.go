@@ -56,67 +56,100 @@ func (s *Store) EntityList(ctx context.Context, p store.EntityListParams) ([]sto
 	return out, wrap("list entities", err)
 }
 
-const changeColumns = "seq, ordinal, kind, type, id, version, before, after, conflict_groups"
+// firstChangesQ finds, per probe (type, id, after), the smallest
+// seq > after of a commit naming the key as its primary entity
+// (commits_entity_idx) or its second one (the partial
+// commits_entity2_idx), and returns that commit's changes with the
+// probe's 1-based position.
+const firstChangesQ = `SELECT k.i, c.seq, c.changes
+	FROM unnest($2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS k(ktype, kid, kafter, i)
+	CROSS JOIN LATERAL (SELECT least(
+		(SELECT x.seq FROM commits x
+			WHERE x.space = $1 AND x.entity_type = k.ktype AND x.entity_id = k.kid AND x.seq > k.kafter
+			ORDER BY x.seq LIMIT 1),
+		(SELECT y.seq FROM commits y
+			WHERE y.space = $1 AND y.entity2_type = k.ktype AND y.entity2_id = k.kid
+			  AND y.entity2_id IS NOT NULL AND y.seq > k.kafter
+			ORDER BY y.seq LIMIT 1)) AS seq) f
+	JOIN commits c ON c.space = $1 AND c.seq = f.seq`
 
-// scanChange reads one changes row selected with changeColumns and
-// returns its seq and the decoded change.
-func scanChange(row pgx.Row) (int64, store.Change, error) {
-	var seq int64
-	var c store.Change
-	var before, after *string
-	var groups string
-	err := row.Scan(&seq, &c.Ordinal, &c.Kind, &c.Type, &c.ID, &c.Version, &before, &after, &groups)
-	if err != nil {
-		return 0, c, err
-	}
-	if c.Before, err = decodeSnapshot(before); err != nil {
-		return 0, c, err
-	}
-	if c.After, err = decodeSnapshot(after); err != nil {
-		return 0, c, err
-	}
-	c.ConflictGroups, err = decodeStrings(groups)
-	return seq, c, err
+// probe asks for the first change of key with seq > after.
+type probe struct {
+	key   store.EntityKey
+	after int64
 }
 
 // FirstChangesAfter returns, for each key that has one, the first change
-// with seq > after that touched it, in one query.
+// with seq > after that touched it, in one query. (Only a commit naming a
+// key without changing it, which eddy never writes, costs another query.)
 func (s *Store) FirstChangesAfter(ctx context.Context, space string, after int64, keys []store.EntityKey) (map[store.EntityKey]store.Change, error) {
 	out := make(map[store.EntityKey]store.Change, len(keys))
-	if len(keys) == 0 {
-		return out, nil
+	probes := make([]probe, 0, len(keys))
+	seen := make(map[store.EntityKey]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			probes = append(probes, probe{key: k, after: after})
+		}
 	}
-	const q = "SELECT " + changeColumns + ` FROM unnest($3::text[], $4::text[]) AS k(ktype, kid)
-		CROSS JOIN LATERAL (
-			SELECT ` + changeColumns + ` FROM changes ch
-			WHERE ch.space = $1 AND ch.type = k.ktype AND ch.id = k.kid AND ch.seq > $2
-			ORDER BY ch.seq, ch.ordinal LIMIT 1) c`
-	types, ids := splitKeys(keys)
-	rows, err := s.pool.Query(ctx, q, customPlan, space, after, types, ids)
-	if err != nil {
-		return nil, wrap("first changes", err)
-	}
-	changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Change, error) {
-		_, c, err := scanChange(r)
-		return c, err
-	})
-	if err != nil {
-		return nil, wrap("first changes", err)
-	}
-	for _, c := range changes {
-		out[store.EntityKey{Type: c.Type, ID: c.ID}] = c
+	for len(probes) > 0 {
+		var err error
+		if probes, err = s.firstChanges(ctx, space, probes, out); err != nil {
+			return nil, wrap("first changes", err)
+		}
 	}
 	return out, nil
 }
 
-// splitKeys returns the keys' types and ids as parallel arrays.
-func splitKeys(keys []store.EntityKey) (types, ids []string) {
-	types = make([]string, len(keys))
-	ids = make([]string, len(keys))
-	for i, k := range keys {
-		types[i], ids[i] = k.Type, k.ID
+// firstChanges runs firstChangesQ once and adds the changes found to out.
+// It returns the probes to run again: keys whose first commit named them
+// but held no change of them.
+func (s *Store) firstChanges(ctx context.Context, space string, probes []probe, out map[store.EntityKey]store.Change) ([]probe, error) {
+	types, ids, afters := make([]string, len(probes)), make([]string, len(probes)), make([]int64, len(probes))
+	for i, p := range probes {
+		types[i], ids[i], afters[i] = p.key.Type, p.key.ID, p.after
 	}
-	return types, ids
+	rows, err := s.pool.Query(ctx, firstChangesQ, customPlan, space, types, ids, afters)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var again []probe
+	for rows.Next() {
+		var i, seq int64
+		var text string
+		if err := rows.Scan(&i, &seq, &text); err != nil {
+			return nil, err
+		}
+		if i < 1 || i > int64(len(probes)) {
+			return nil, fmt.Errorf("probe position %d out of range", i)
+		}
+		k := probes[i-1].key
+		ch, ok, err := changeOf(text, k)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("seq %d: %w", seq, err)
+		case ok:
+			out[k] = ch
+		default:
+			again = append(again, probe{key: k, after: seq})
+		}
+	}
+	return again, rows.Err()
+}
+
+// changeOf decodes a changes column and returns the first change of key.
+func changeOf(text string, key store.EntityKey) (store.Change, bool, error) {
+	cs, err := decodeChanges(text)
+	if err != nil {
+		return store.Change{}, false, err
+	}
+	for _, ch := range cs {
+		if ch.Type == key.Type && ch.ID == key.ID {
+			return ch, true, nil
+		}
+	}
+	return store.Change{}, false, nil
 }
 
 const rowColumns = "seq, ts, actor, op, entity_id, entity_type, payload"

@@ -50,7 +50,7 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 	return out, wrap("list spaces", err)
 }
 
-// SpacePrune deletes commits and changes with seq <= through and moves the
+// SpacePrune deletes commits (their changes with them) with seq <= through and moves the
 // horizon to max(horizon, through), holding the space write lock. The head
 // never moves.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
@@ -61,7 +61,6 @@ func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store
 			return fmt.Errorf("lock: %w", err)
 		}
 		b := &pgx.Batch{}
-		b.Queue("DELETE FROM changes WHERE space = $1 AND seq <= $2", id, through)
 		b.Queue("DELETE FROM commits WHERE space = $1 AND seq <= $2", id, through)
 		b.Queue(`UPDATE spaces SET horizon = GREATEST(horizon, $2) WHERE id = $1
 			RETURNING `+spaceColumns, id, through).QueryRow(func(r pgx.Row) error {

@@ -50,7 +50,10 @@ type writeTx struct {
 	space    store.Space
 	entities map[store.EntityKey]store.Record
 	receipts map[string]store.StoredReceipt
-	next     int64 // seq the next Append must carry
+	// known holds, for every entity WriteBegin read (or predicted) under
+	// the space lock, whether its row existed.
+	known map[store.EntityKey]rowState
+	next  int64 // seq the next Append must carry
 	// expect is set for an optimistic transaction: nothing has been sent
 	// yet; Commit sends BEGIN, the lock and these checks with the writes.
 	expect *store.WriteBeginParams
@@ -102,7 +105,20 @@ func (tx *writeTx) begin(ctx context.Context, p store.WriteBeginParams) error {
 	if !found {
 		return notFound("write begin", "space "+p.Space)
 	}
+	tx.learn(p.Entities)
 	return nil
+}
+
+// learn records whether the rows of the named entities exist, from
+// tx.entities as read (or predicted, then verified) under the space lock.
+func (tx *writeTx) learn(keys []store.EntityKey) {
+	tx.known = make(map[store.EntityKey]rowState, len(keys))
+	for _, k := range keys {
+		tx.known[k] = rowAbsent
+		if _, ok := tx.entities[k]; ok {
+			tx.known[k] = rowPresent
+		}
+	}
 }
 
 // scanEntities reads the entity rows loaded by begin.
@@ -148,15 +164,19 @@ func (tx *writeTx) Entities() map[store.EntityKey]store.Record { return tx.entit
 // Receipts returns the stored receipts loaded by WriteBegin.
 func (tx *writeTx) Receipts() map[string]store.StoredReceipt { return tx.receipts }
 
-// Append buffers one commit, its changes, the records it leaves and its
-// receipt; nothing is sent until Commit. The commit's seq must be the next
-// one.
+// Append buffers one commit (its changes included), the records it
+// leaves and its receipt; nothing is sent until Commit. The commit's seq
+// must be the next one. A commit that cannot be encoded is refused and the
+// transaction stays usable.
 func (tx *writeTx) Append(_ context.Context, c store.Commit, records []store.Record) error {
 	if tx.conn == nil {
 		return errTxDone
 	}
 	if c.Seq != tx.next {
 		return fmt.Errorf("postgres: append commit: seq %d is not the next seq %d", c.Seq, tx.next)
+	}
+	if err := tx.w.addCommit(c); err != nil {
+		return fmt.Errorf("postgres: append commit %d: %w", c.Seq, err)
 	}
 	if err := tx.buffer(c, records); err != nil {
 		// The buffers may hold part of this commit: poison the transaction.
@@ -167,13 +187,11 @@ func (tx *writeTx) Append(_ context.Context, c store.Commit, records []store.Rec
 	return nil
 }
 
-// buffer adds one commit's rows to the pending writes.
+// buffer adds the records and the receipt of commit c, already buffered,
+// to the pending writes.
 func (tx *writeTx) buffer(c store.Commit, records []store.Record) error {
-	if err := tx.w.addCommit(c); err != nil {
-		return err
-	}
 	for i := range records {
-		if err := tx.w.addRecord(records[i]); err != nil {
+		if err := tx.w.addRecord(records[i], tx.known[records[i].Key()]); err != nil {
 			return err
 		}
 	}

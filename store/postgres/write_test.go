@@ -348,8 +348,11 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("rows after prune = %v, %v", seqs(rows), err)
 	}
 	var n int
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM changes WHERE space = 'sp' AND seq <= 3").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("%d pruned changes left, %v", n, err)
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM commits WHERE space = 'sp' AND seq <= 3").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d pruned commits left, %v", n, err)
+	}
+	if got, err := s.FirstChangesAfter(ctx, "sp", 0, []store.EntityKey{{Type: "note", ID: "n"}}); err != nil || len(got) != 0 {
+		t.Fatalf("pruned changes still visible: %+v, %v", got, err)
 	}
 	if sp, err = s.SpacePrune(ctx, "sp", 2); err != nil || sp.Horizon != 3 {
 		t.Fatalf("prune below the horizon = %+v, %v; horizon must stay 3", sp, err)
@@ -393,7 +396,7 @@ func TestRollbackLeavesNothing(t *testing.T) {
 	if err := tx.Commit(ctx); err == nil {
 		t.Fatal("commit after rollback succeeded")
 	}
-	for _, table := range []string{"commits", "changes", "entities", "receipts"} {
+	for _, table := range []string{"commits", "entities", "receipts"} {
 		var n int
 		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%s has %d rows after rollback, %v", table, n, err)
@@ -697,5 +700,160 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if p := string(commits[0].Changes[0].After.Properties); !strings.Contains(p, "<b>&amp;</b>") {
 		t.Fatalf("snapshot properties were escaped: %s", p)
+	}
+}
+
+// twoEntityCommit builds a merge-like commit at seq: it updates primary
+// and deletes second.
+func twoEntityCommit(seq int64, primary, second store.Record) (store.Commit, []store.Record) {
+	c, recs := putCommit(seq, snap(primary), primary, "o", "")
+	c.Op = "merge"
+	d, tomb := deleteCommit(seq, second, "o")
+	ch := d.Changes[0]
+	ch.Ordinal = 1
+	c.Changes = append(c.Changes, ch)
+	return c, append(recs, tomb...)
+}
+
+func TestFirstChangesAfterSecondEntity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustSpace(t, s, "sp")
+	a, b, x := rec("task", "a", 1, `{"v":1}`), rec("task", "b", 2, `{"v":2}`), rec("note", "x", 3, `{}`)
+	for i, r := range []store.Record{a, b, x} {
+		c, recs := putCommit(int64(i+1), nil, r, "o", "")
+		write(t, s, "sp", appended{c, recs})
+	}
+	c4, r4 := twoEntityCommit(4, a, b)
+	// A commit naming note/x that changes nothing: the lookup must look past it.
+	c5, _ := putCommit(5, nil, x, "o", "")
+	c5.Changes = nil
+	c6, r6 := putCommit(6, snap(x), x, "o", "")
+	write(t, s, "sp", appended{c4, r4}, appended{c5, nil}, appended{c6, r6})
+
+	ka, kb, kx := a.Key(), b.Key(), x.Key()
+	tests := []struct {
+		after int64
+		want  map[store.EntityKey]string // key -> kind@version
+	}{
+		{0, map[store.EntityKey]string{ka: "created@1", kb: "created@2", kx: "created@3"}},
+		{2, map[store.EntityKey]string{ka: "updated@4", kb: "deleted@4", kx: "created@3"}},
+		{3, map[store.EntityKey]string{ka: "updated@4", kb: "deleted@4", kx: "updated@6"}},
+		{4, map[store.EntityKey]string{kx: "updated@6"}},
+		{6, map[store.EntityKey]string{}},
+	}
+	for _, tt := range tests {
+		got, err := s.FirstChangesAfter(ctx, "sp", tt.after, []store.EntityKey{ka, kb, kx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[store.EntityKey]string{}
+		for k, ch := range got {
+			if ch.Type != k.Type || ch.ID != k.ID {
+				t.Fatalf("after %d: change %+v filed under %v", tt.after, ch, k)
+			}
+			have[k] = fmt.Sprintf("%s@%d", ch.Kind, ch.Version)
+		}
+		if !reflect.DeepEqual(have, tt.want) {
+			t.Fatalf("after %d = %v, want %v", tt.after, have, tt.want)
+		}
+	}
+	// Entity history stays on the primary entity.
+	rows, err := s.Rows(ctx, store.RowsParams{Space: "sp", Hi: 6, Filter: store.RowFilter{EntityType: "task", EntityID: "b"}})
+	if err != nil || !reflect.DeepEqual(seqs(rows), []int64{2}) {
+		t.Fatalf("task/b history = %v, %v", seqs(rows), err)
+	}
+	var second int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM commits WHERE entity2_id IS NOT NULL").Scan(&second); err != nil || second != 1 {
+		t.Fatalf("%d commits name a second entity, %v; want 1", second, err)
+	}
+}
+
+func TestAppendRefusesUnstorableChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustSpace(t, s, "sp")
+	tx, err := s.WriteBegin(ctx, store.WriteBeginParams{Space: "sp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	third, _ := putCommit(1, nil, rec("task", "a", 1, `{}`), "o", "")
+	for i, id := range []string{"b", "c"} {
+		ch := third.Changes[0]
+		ch.Ordinal, ch.ID = i+1, id
+		third.Changes = append(third.Changes, ch)
+	}
+	dup, _ := putCommit(1, nil, rec("task", "a", 1, `{}`), "o", "")
+	dup.Changes = append(dup.Changes, dup.Changes[0])
+	for name, c := range map[string]store.Commit{"third entity": third, "duplicate ordinal": dup} {
+		if err := tx.Append(ctx, c, nil); err == nil {
+			t.Fatalf("%s: append succeeded", name)
+		}
+	}
+	// Refused before anything was buffered: the transaction goes on.
+	c, r := putCommit(1, nil, rec("task", "a", 1, `{}`), "o", "")
+	if err := tx.Append(ctx, c, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := s.Commits(ctx, store.CommitsParams{Space: "sp"}); err != nil || len(cs) != 1 || len(cs[0].Changes) != 1 {
+		t.Fatalf("commits = %+v, %v", cs, err)
+	}
+}
+
+func TestEntityWritesByRowState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustSpace(t, s, "sp")
+	a1, b1 := rec("task", "a", 1, `{"v":1}`), rec("task", "b", 2, `{"v":1}`)
+	ca, ra := putCommit(1, nil, a1, "o", "")
+	cb, rb := putCommit(2, nil, b1, "o", "")
+	write(t, s, "sp", appended{ca, ra}, appended{cb, rb})
+
+	// a, b exist and c, d do not (read under the lock: update and insert);
+	// e and f were not read (upsert). Each state gets its multi-row form,
+	// and x (one of each) the single-row one in a second transaction.
+	keys := []store.EntityKey{a1.Key(), b1.Key(), {Type: "task", ID: "c"}, {Type: "task", ID: "d"}}
+	tx, err := s.WriteBegin(ctx, store.WriteBeginParams{Space: "sp", Entities: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var recs []store.Record
+	for i, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		recs = append(recs, rec("task", id, 3, fmt.Sprintf(`{"v":%d}`, i+10)))
+	}
+	c3, _ := putCommit(3, nil, recs[0], "o", "")
+	if err := tx.Append(ctx, c3, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err = s.WriteBegin(ctx, store.WriteBeginParams{Space: "sp", Entities: []store.EntityKey{{Type: "task", ID: "a"}, {Type: "task", ID: "g"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = []store.Record{rec("task", "a", 4, `{"v":20}`), rec("task", "g", 4, `{"v":21}`), rec("task", "h", 4, `{"v":22}`)}
+	c4, _ := putCommit(4, snap(recs[0]), recs[0], "o", "")
+	if err := tx.Append(ctx, c4, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": `{"v":20}`, "b": `{"v":11}`, "c": `{"v":12}`, "d": `{"v":13}`,
+		"e": `{"v":14}`, "f": `{"v":15}`, "g": `{"v":21}`, "h": `{"v":22}`}
+	for id, props := range want {
+		got, err := s.EntityGet(ctx, "sp", store.EntityKey{Type: "task", ID: id})
+		if err != nil || string(got.Properties) != props {
+			t.Fatalf("task/%s = %s, %v; want %s", id, got.Properties, err, props)
+		}
 	}
 }

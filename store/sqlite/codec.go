@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -41,11 +44,12 @@ func rawText(raw json.RawMessage, def string) string {
 	return string(raw)
 }
 
-// snapshot is the stored form of a record inside a change or receipt: the
-// JSON encoding of store.Record (Kind and GroupVersions excluded).
-func snapshot(r *store.Record) (any, error) {
+// snapRecord returns the stored form of a record inside a change or a
+// receipt: a copy with properties and links never empty and times in UTC
+// at microsecond precision. Kind and GroupVersions are not encoded.
+func snapRecord(r *store.Record) *store.Record {
 	if r == nil {
-		return nil, nil
+		return nil
 	}
 	c := *r
 	c.Properties = json.RawMessage(rawText(c.Properties, "{}"))
@@ -54,7 +58,28 @@ func snapshot(r *store.Record) (any, error) {
 	}
 	c.CreatedAt = utcMicro(c.CreatedAt)
 	c.UpdatedAt = utcMicro(c.UpdatedAt)
-	return marshal(&c)
+	return &c
+}
+
+// unsnapRecord normalizes a decoded snapshot: links never nil, times UTC.
+func unsnapRecord(r *store.Record) {
+	if r == nil {
+		return
+	}
+	if r.Links == nil {
+		r.Links = []store.Link{}
+	}
+	r.CreatedAt = utcMicro(r.CreatedAt)
+	r.UpdatedAt = utcMicro(r.UpdatedAt)
+}
+
+// snapshot is the stored JSON of a record inside a receipt; nil gives SQL
+// NULL.
+func snapshot(r *store.Record) (any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return marshal(snapRecord(r))
 }
 
 // unsnapshot decodes a snapshot column; SQL NULL gives nil.
@@ -66,12 +91,68 @@ func unsnapshot(col sql.NullString) (*store.Record, error) {
 	if err := json.Unmarshal([]byte(col.String), &r); err != nil {
 		return nil, err
 	}
-	if r.Links == nil {
-		r.Links = []store.Link{}
-	}
-	r.CreatedAt = utcMicro(r.CreatedAt)
-	r.UpdatedAt = utcMicro(r.UpdatedAt)
+	unsnapRecord(&r)
 	return &r, nil
+}
+
+// encodeChanges returns the changes column of a commit: the JSON array of
+// its changes in ordinal order, snapshots in stored form. Ordinals must be
+// distinct.
+func encodeChanges(changes []store.Change) (string, error) {
+	cs := make([]store.Change, len(changes))
+	for i, ch := range changes {
+		ch.Before, ch.After = snapRecord(ch.Before), snapRecord(ch.After)
+		if ch.ConflictGroups == nil {
+			ch.ConflictGroups = []string{}
+		}
+		cs[i] = ch
+	}
+	slices.SortStableFunc(cs, func(a, b store.Change) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
+	for i := 1; i < len(cs); i++ {
+		if cs[i].Ordinal == cs[i-1].Ordinal {
+			return "", fmt.Errorf("duplicate change ordinal %d", cs[i].Ordinal)
+		}
+	}
+	return marshal(cs)
+}
+
+// decodeChanges decodes a changes column into a non-nil slice.
+func decodeChanges(text string) ([]store.Change, error) {
+	cs := []store.Change{}
+	if err := json.Unmarshal([]byte(text), &cs); err != nil {
+		return nil, fmt.Errorf("decode changes: %w", err)
+	}
+	if cs == nil {
+		cs = []store.Change{}
+	}
+	for i := range cs {
+		unsnapRecord(cs[i].Before)
+		unsnapRecord(cs[i].After)
+		if cs[i].ConflictGroups == nil {
+			cs[i].ConflictGroups = []string{}
+		}
+	}
+	return cs, nil
+}
+
+// secondEntity returns the entity other than the commit's primary one
+// (Type, EntityID) that its changes touch, or nil. The commits table
+// indexes two entities per commit, so a commit whose changes touch a third
+// is refused.
+func secondEntity(c *store.Commit) (*store.EntityKey, error) {
+	primary := store.EntityKey{Type: c.Type, ID: c.EntityID}
+	var second *store.EntityKey
+	for _, ch := range c.Changes {
+		k := store.EntityKey{Type: ch.Type, ID: ch.ID}
+		switch {
+		case k == primary:
+		case second == nil:
+			second = &k
+		case k != *second:
+			return nil, fmt.Errorf("changes touch %s/%s, a third entity", k.Type, k.ID)
+		}
+	}
+	return second, nil
 }
 
 // normReceipt gives nil slices their empty form so JSON shows [].

@@ -14,6 +14,12 @@
 // must always end one; if they forget, the transaction is rolled back and
 // the lock released only when the context given to WriteBegin is done.
 //
+// A commit is one commits row: its wire row, receipt, provenance and its
+// changes as one JSON array, indexed by (space, seq), by its primary
+// entity and, for the merge and split commits that change a second
+// entity, by that one in a partial index. A commit whose changes touch a
+// third entity is refused.
+//
 // Timestamps are stored as int64 unix microseconds and every JSON document
 // as exact text, so both round-trip byte for byte.
 package sqlite

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -51,73 +50,111 @@ ORDER BY id LIMIT ?5`, p.Space, p.Type, p.After, p.AsOf, limitArg(p.Limit))
 	return out, wrap("list entities", rows.Err())
 }
 
-const changeCols = `c.seq, c.ordinal, c.kind, c.type, c.id, c.version, c."before", c."after", c.conflict_groups`
-
-// scanChange reads one row of changeCols.
-func scanChange(sc scanner) (int64, store.Change, error) {
-	var (
-		seq           int64
-		ch            store.Change
-		before, after sql.NullString
-		groups        string
-	)
-	err := sc.Scan(&seq, &ch.Ordinal, &ch.Kind, &ch.Type, &ch.ID, &ch.Version, &before, &after, &groups)
-	if err != nil {
-		return 0, ch, err
-	}
-	if ch.Before, err = unsnapshot(before); err != nil {
-		return 0, ch, err
-	}
-	if ch.After, err = unsnapshot(after); err != nil {
-		return 0, ch, err
-	}
-	ch.ConflictGroups, err = decodeStrings(groups)
-	return seq, ch, err
-}
-
-// sqlFirstChanges finds, per key, the smallest seq > after that touched it
-// (through the changes (space, type, id, seq) index), then reads that
-// commit's changes of the key in ordinal order.
+// sqlFirstChanges finds, per probe [type, id, after], the smallest
+// seq > after of a commit naming the key as its primary entity (index
+// commits_entity) or its second one (partial index commits_entity2), and
+// returns that commit's changes with the probe's position.
 const sqlFirstChanges = `WITH k AS (
-    SELECT j.value ->> 0 AS type, j.value ->> 1 AS id FROM json_each(?3) AS j
+    SELECT j.key AS i, j.value ->> 0 AS type, j.value ->> 1 AS id, j.value ->> 2 AS after
+    FROM json_each(?2) AS j
 ), f AS MATERIALIZED (
-    SELECT k.type, k.id, (SELECT x.seq FROM changes AS x
-        WHERE x.space = ?1 AND x.type = k.type AND x.id = k.id AND x.seq > ?2
-        ORDER BY x.seq LIMIT 1) AS seq
+    SELECT k.i,
+        (SELECT x.seq FROM commits AS x
+            WHERE x.space = ?1 AND x.entity_type = k.type AND x.entity_id = k.id AND x.seq > k.after
+            ORDER BY x.seq LIMIT 1) AS p,
+        (SELECT y.seq FROM commits AS y
+            WHERE y.space = ?1 AND y.entity2_type = k.type AND y.entity2_id = k.id
+              AND y.entity2_id IS NOT NULL AND y.seq > k.after
+            ORDER BY y.seq LIMIT 1) AS s
     FROM k
 )
-SELECT ` + changeCols + `
-FROM f CROSS JOIN changes AS c
-WHERE f.seq IS NOT NULL AND c.space = ?1 AND c.seq = f.seq AND c.type = f.type AND c.id = f.id
-ORDER BY c.seq, c.ordinal`
+SELECT f.i, c.seq, c.changes
+FROM f CROSS JOIN commits AS c
+WHERE c.space = ?1 AND c.seq = min(coalesce(f.p, f.s), coalesce(f.s, f.p))`
+
+// probe asks for the first change of key with seq > after.
+type probe struct {
+	key   store.EntityKey
+	after int64
+}
 
 // FirstChangesAfter returns, for each key that has one, the first change
-// with seq > after that touched it, in one query.
+// with seq > after that touched it, in one query. (Only a commit naming a
+// key without changing it, which eddy never writes, costs another query.)
 func (s *Store) FirstChangesAfter(ctx context.Context, space string, after int64, keys []store.EntityKey) (map[store.EntityKey]store.Change, error) {
 	out := make(map[store.EntityKey]store.Change, len(keys))
-	if len(keys) == 0 {
-		return out, nil
+	probes := make([]probe, 0, len(keys))
+	seen := make(map[store.EntityKey]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			probes = append(probes, probe{key: k, after: after})
+		}
 	}
-	kj, err := keysJSON(keys)
-	if err != nil {
-		return nil, wrap("first changes: encode", err)
-	}
-	rows, err := s.rquery(ctx, sqlFirstChanges, space, after, kj)
-	if err != nil {
-		return nil, wrap("first changes", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		_, ch, err := scanChange(rows)
-		if err != nil {
+	for len(probes) > 0 {
+		var err error
+		if probes, err = s.firstChanges(ctx, space, probes, out); err != nil {
 			return nil, wrap("first changes", err)
 		}
-		k := store.EntityKey{Type: ch.Type, ID: ch.ID}
-		if _, ok := out[k]; !ok {
+	}
+	return out, nil
+}
+
+// firstChanges runs one sqlFirstChanges query and adds the changes found
+// to out. It returns the probes to run again: keys whose first commit
+// named them but held no change of them.
+func (s *Store) firstChanges(ctx context.Context, space string, probes []probe, out map[store.EntityKey]store.Change) ([]probe, error) {
+	args := make([][3]any, len(probes))
+	for i, p := range probes {
+		args[i] = [3]any{p.key.Type, p.key.ID, p.after}
+	}
+	pj, err := marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.rquery(ctx, sqlFirstChanges, space, pj)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var again []probe
+	for rows.Next() {
+		var (
+			i, seq int64
+			text   string
+		)
+		if err := rows.Scan(&i, &seq, &text); err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= int64(len(probes)) {
+			return nil, fmt.Errorf("probe index %d out of range", i)
+		}
+		k := probes[i].key
+		ch, ok, err := changeOf(text, k)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("seq %d: %w", seq, err)
+		case ok:
 			out[k] = ch
+		default:
+			again = append(again, probe{key: k, after: seq})
 		}
 	}
-	return out, wrap("first changes", rows.Err())
+	return again, rows.Err()
+}
+
+// changeOf decodes a changes column and returns the first change of key.
+func changeOf(text string, key store.EntityKey) (store.Change, bool, error) {
+	cs, err := decodeChanges(text)
+	if err != nil {
+		return store.Change{}, false, err
+	}
+	for _, ch := range cs {
+		if ch.Type == key.Type && ch.ID == key.ID {
+			return ch, true, nil
+		}
+	}
+	return store.Change{}, false, nil
 }
 
 // rowsQuery builds the Rows statement. Its shape depends only on which
@@ -207,88 +244,44 @@ func scanRow(sc scanner, extra ...any) (store.Row, error) {
 
 // Commits returns at most p.Limit (none when <= 0) whole commits with
 // seq > p.After, ascending, each with its changes, receipt and provenance.
-// It reads the commits and then their changes by seq range in one read
-// transaction, so a concurrent prune cannot split a page.
+// One statement reads them all, so the page is one snapshot: a concurrent
+// prune cannot split it.
 func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Commit, error) {
-	if err := prepare(ctx, &s.rstmts, s.r, sqlCommits, sqlChangesRange); err != nil {
-		return nil, wrap("commits: prepare", err)
-	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, wrap("commits: begin", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	out, err := s.readCommits(ctx, tx, p)
+	rows, err := s.rquery(ctx, sqlCommits, p.Space, p.After, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap("commits", err)
-	}
-	if len(out) == 0 {
-		return out, nil
-	}
-	err = s.attachChanges(ctx, tx, p.Space, out)
-	return out, wrap("commits: changes", err)
-}
-
-const sqlCommits = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance
-FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
-
-func (s *Store) readCommits(ctx context.Context, tx *sql.Tx, p store.CommitsParams) ([]store.Commit, error) {
-	st, err := txStmt(ctx, &s.rstmts, tx, sqlCommits)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, p.Space, p.After, limitArg(p.Limit))
-	if err != nil {
-		return nil, err
 	}
 	defer rows.Close()
 	out := []store.Commit{}
 	for rows.Next() {
-		var rt, pt string
-		row, err := scanRow(rows, &rt, &pt)
+		c, err := scanCommit(rows)
 		if err != nil {
-			return nil, err
-		}
-		c := store.Commit{Row: row, Changes: []store.Change{}}
-		if c.Receipt, err = decodeReceipt(rt); err != nil {
-			return nil, fmt.Errorf("seq %d receipt: %w", row.Seq, err)
-		}
-		if err := json.Unmarshal([]byte(pt), &c.Provenance); err != nil {
-			return nil, fmt.Errorf("seq %d provenance: %w", row.Seq, err)
+			return nil, wrap("commits", err)
 		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	return out, wrap("commits", rows.Err())
 }
 
-const sqlChangesRange = `SELECT ` + changeCols + ` FROM changes AS c
-WHERE c.space = ? AND c.seq >= ? AND c.seq <= ? ORDER BY c.seq, c.ordinal`
+const sqlCommits = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance, changes
+FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
 
-// attachChanges reads the changes of commits (ascending by seq) in one
-// range query and attaches them.
-func (s *Store) attachChanges(ctx context.Context, tx *sql.Tx, space string, commits []store.Commit) error {
-	st, err := txStmt(ctx, &s.rstmts, tx, sqlChangesRange)
+// scanCommit reads one row of sqlCommits.
+func scanCommit(sc scanner) (store.Commit, error) {
+	var rt, pt, ct string
+	row, err := scanRow(sc, &rt, &pt, &ct)
 	if err != nil {
-		return err
+		return store.Commit{}, err
 	}
-	lo, hi := commits[0].Seq, commits[len(commits)-1].Seq
-	rows, err := st.QueryContext(ctx, space, lo, hi)
-	if err != nil {
-		return err
+	c := store.Commit{Row: row}
+	if c.Receipt, err = decodeReceipt(rt); err != nil {
+		return c, fmt.Errorf("seq %d receipt: %w", row.Seq, err)
 	}
-	defer rows.Close()
-	i := 0
-	for rows.Next() {
-		seq, ch, err := scanChange(rows)
-		if err != nil {
-			return err
-		}
-		for i < len(commits) && commits[i].Seq < seq {
-			i++
-		}
-		if i < len(commits) && commits[i].Seq == seq {
-			commits[i].Changes = append(commits[i].Changes, ch)
-		}
+	if err := json.Unmarshal([]byte(pt), &c.Provenance); err != nil {
+		return c, fmt.Errorf("seq %d provenance: %w", row.Seq, err)
 	}
-	return rows.Err()
+	if c.Changes, err = decodeChanges(ct); err != nil {
+		return c, fmt.Errorf("seq %d: %w", row.Seq, err)
+	}
+	return c, nil
 }

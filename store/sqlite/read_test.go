@@ -181,9 +181,9 @@ func TestCommitManyChanges(t *testing.T) {
 	defer func() { _ = tx.Rollback(ctx) }()
 	for seq := int64(1); seq <= 3; seq++ {
 		c, recs := upsertCommit(seq, nil, live("t", fmt.Sprint(seq), seq, `{}`), "a", "")
-		for o := 1; o < int(seq); o++ { // commit n has n changes
+		for o := int(seq) - 1; o >= 1; o-- { // commit n has n changes, appended out of order
 			ch := c.Changes[0]
-			ch.Ordinal, ch.ID = o, fmt.Sprintf("%d.%d", seq, o)
+			ch.Ordinal, ch.ID = o, fmt.Sprintf("%d.x", seq)
 			c.Changes = append(c.Changes, ch)
 		}
 		if err := tx.Append(ctx, c, recs); err != nil {
@@ -305,5 +305,103 @@ func TestFirstChangesAfter(t *testing.T) {
 	got, err = s.FirstChangesAfter(ctx, "s", 0, nil)
 	if err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("no keys = %v, %v", got, err)
+	}
+}
+
+// twoEntityCommit builds a merge-like commit: it updates primary and
+// deletes second.
+func twoEntityCommit(seq int64, primary, second store.Record) (store.Commit, []store.Record) {
+	c, recs := upsertCommit(seq, &primary, primary, "a", "")
+	c.Op = "merge"
+	d, tomb := deleteCommit(seq, second, "a")
+	ch := d.Changes[0]
+	ch.Ordinal = 1
+	c.Changes = append(c.Changes, ch)
+	return c, append(recs, tomb...)
+}
+
+func TestFirstChangesAfterSecondEntity(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	newSpace(t, s, "s")
+	a, b, x := live("task", "a", 1, `{"v":1}`), live("task", "b", 2, `{"v":2}`), live("note", "x", 3, `{}`)
+	for i, r := range []store.Record{a, b, x} {
+		c, recs := upsertCommit(int64(i+1), nil, r, "a", "")
+		commitOne(t, s, "s", c, recs)
+	}
+	c, recs := twoEntityCommit(4, a, b)
+	commitOne(t, s, "s", c, recs)
+	// A commit naming note/x that changes nothing: the lookup must look past it.
+	empty, _ := upsertCommit(5, nil, x, "a", "")
+	empty.Changes = nil
+	commitOne(t, s, "s", empty, nil)
+	c, recs = upsertCommit(6, &x, x, "a", "")
+	commitOne(t, s, "s", c, recs)
+
+	ka, kb, kx := a.Key(), b.Key(), x.Key()
+	tests := []struct {
+		after int64
+		want  map[store.EntityKey]string // key -> kind@version
+	}{
+		{0, map[store.EntityKey]string{ka: "created@1", kb: "created@2", kx: "created@3"}},
+		{2, map[store.EntityKey]string{ka: "updated@4", kb: "deleted@4", kx: "created@3"}},
+		{3, map[store.EntityKey]string{ka: "updated@4", kb: "deleted@4", kx: "updated@6"}},
+		{4, map[store.EntityKey]string{kx: "updated@6"}},
+		{6, map[store.EntityKey]string{}},
+	}
+	for _, tt := range tests {
+		got, err := s.FirstChangesAfter(ctx, "s", tt.after, []store.EntityKey{ka, kb, kx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[store.EntityKey]string{}
+		for k, ch := range got {
+			if ch.Type != k.Type || ch.ID != k.ID {
+				t.Fatalf("after %d: change of %v filed under %v", tt.after, ch, k)
+			}
+			have[k] = fmt.Sprintf("%s@%d", ch.Kind, ch.Version)
+		}
+		if !reflect.DeepEqual(have, tt.want) {
+			t.Fatalf("after %d = %v, want %v", tt.after, have, tt.want)
+		}
+	}
+	// Entity history stays on the primary entity.
+	rows, err := s.Rows(ctx, store.RowsParams{Space: "s", Hi: 6, Filter: store.RowFilter{EntityType: "task", EntityID: "b"}})
+	if err != nil || !reflect.DeepEqual(seqs(rows), []int64{2}) {
+		t.Fatalf("task/b history = %v, %v", seqs(rows), err)
+	}
+}
+
+func TestAppendRefusesUnstorableChanges(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	newSpace(t, s, "s")
+	tx, err := s.WriteBegin(ctx, store.WriteBeginParams{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	third, _ := upsertCommit(1, nil, live("t", "a", 1, `{}`), "a", "")
+	for i, id := range []string{"b", "c"} {
+		ch := third.Changes[0]
+		ch.Ordinal, ch.ID = i+1, id
+		third.Changes = append(third.Changes, ch)
+	}
+	dup, _ := upsertCommit(1, nil, live("t", "a", 1, `{}`), "a", "")
+	dup.Changes = append(dup.Changes, dup.Changes[0])
+	for name, c := range map[string]store.Commit{"third entity": third, "duplicate ordinal": dup} {
+		if err := tx.Append(ctx, c, nil); err == nil {
+			t.Fatalf("%s: append succeeded", name)
+		}
+	}
+	// Refused before any statement: the transaction goes on.
+	c, recs := upsertCommit(1, nil, live("t", "a", 1, `{}`), "a", "")
+	if err := tx.Append(ctx, c, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -73,7 +73,7 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 	return out, wrap("list spaces", rows.Err())
 }
 
-// SpacePrune deletes commits and changes with seq <= through and moves the
+// SpacePrune deletes commits (their changes with them) with seq <= through and moves the
 // horizon to max(horizon, through), in one write transaction. The head
 // never moves.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
@@ -83,9 +83,6 @@ func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store
 		sp, err = scanSpace(tx.QueryRowContext(ctx, `UPDATE spaces SET horizon = max(horizon, ?)
 WHERE id = ? RETURNING `+spaceCols, through, id))
 		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE space = ? AND seq <= ?`, id, through); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM commits WHERE space = ? AND seq <= ?`, id, through)

@@ -29,10 +29,8 @@ WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
 	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
-payload, receipt, provenance, caused_by, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-	sqlInsertChange = `INSERT INTO changes (space, seq, ordinal, kind, type, id, version,
-"before", "after", conflict_groups) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	sqlUpsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
 group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -51,7 +49,7 @@ entity = excluded.entity, created_at = excluded.created_at`
 // writeQueries are prepared on the write connection before WriteBegin
 // takes it.
 var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlInsertCommit,
-	sqlInsertChange, sqlUpsertEntity, sqlUpsertReceipt, sqlSetHead}
+	sqlUpsertEntity, sqlUpsertReceipt, sqlSetHead}
 
 // WriteBegin opens a BEGIN IMMEDIATE transaction on the write connection
 // (waiting in process for any other writer), reads the space row and loads
@@ -230,8 +228,8 @@ func (t *writeTx) fail(err error) error {
 	return err
 }
 
-// Append writes the commit row, its changes, the records it leaves and its
-// receipt. Everything is encoded and checked before the first statement,
+// Append writes the commit row (its changes included), the records it
+// leaves and its receipt. Everything is encoded and checked before the first statement,
 // so a rejected Append (such as a wrong seq) leaves the transaction usable.
 func (t *writeTx) Append(ctx context.Context, c store.Commit, records []store.Record) error {
 	if err := t.usable(); err != nil {
@@ -254,7 +252,6 @@ func (t *writeTx) Append(ctx context.Context, c store.Commit, records []store.Re
 // appendArgs are the encoded statements of one Append.
 type appendArgs struct {
 	commit  []any
-	changes [][]any
 	records [][]any
 	receipt []any // nil when the commit has no mutation id
 }
@@ -264,13 +261,6 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	var err error
 	if a.commit, err = commitArgs(t.space.ID, c); err != nil {
 		return a, err
-	}
-	for i := range c.Changes {
-		args, err := changeArgs(t.space.ID, c.Seq, &c.Changes[i])
-		if err != nil {
-			return a, err
-		}
-		a.changes = append(a.changes, args)
 	}
 	for i := range records {
 		args, err := recordArgs(&records[i])
@@ -293,6 +283,18 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 }
 
 func commitArgs(space string, c *store.Commit) ([]any, error) {
+	second, err := secondEntity(c)
+	if err != nil {
+		return nil, err
+	}
+	var type2, id2 any
+	if second != nil {
+		type2, id2 = second.Type, second.ID
+	}
+	changes, err := encodeChanges(c.Changes)
+	if err != nil {
+		return nil, err
+	}
 	rt, err := encodeReceipt(c.Receipt)
 	if err != nil {
 		return nil, err
@@ -305,24 +307,8 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 	if c.Provenance.CausedBy != 0 {
 		causedBy = c.Provenance.CausedBy
 	}
-	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID,
-		rawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth}, nil
-}
-
-func changeArgs(space string, seq int64, ch *store.Change) ([]any, error) {
-	before, err := snapshot(ch.Before)
-	if err != nil {
-		return nil, err
-	}
-	after, err := snapshot(ch.After)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := encodeStrings(ch.ConflictGroups)
-	if err != nil {
-		return nil, err
-	}
-	return []any{space, seq, ch.Ordinal, ch.Kind, ch.Type, ch.ID, ch.Version, before, after, groups}, nil
+	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
+		rawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth, changes}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
@@ -345,11 +331,6 @@ func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
 func (t *writeTx) exec(ctx context.Context, a appendArgs) error {
 	if err := t.run(ctx, sqlInsertCommit, a.commit); err != nil {
 		return fmt.Errorf("commit row: %w", err)
-	}
-	for _, args := range a.changes {
-		if err := t.run(ctx, sqlInsertChange, args); err != nil {
-			return fmt.Errorf("change: %w", err)
-		}
 	}
 	for _, args := range a.records {
 		if err := t.run(ctx, sqlUpsertEntity, args); err != nil {

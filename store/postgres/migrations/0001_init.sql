@@ -7,39 +7,35 @@ CREATE TABLE spaces (
     created_at     timestamptz NOT NULL
 );
 
+-- commits holds every appended commit: its wire row, receipt, provenance
+-- and changes (the JSON array of its store.Change values in ordinal
+-- order, with before/after snapshots). entity_type/entity_id is the
+-- primary entity; a commit that also changes a second entity (merge,
+-- split) names it in entity2_type/entity2_id, indexed only where set, so
+-- an ordinary commit writes one heap row and two index entries.
 CREATE TABLE commits (
-    space       text COLLATE "C" NOT NULL,
-    seq         bigint      NOT NULL,
-    ts          timestamptz NOT NULL,
-    actor       text        NOT NULL,
-    op          text        NOT NULL,
-    entity_type text COLLATE "C" NOT NULL,
-    entity_id   text COLLATE "C" NOT NULL,
-    payload     text        NOT NULL,
-    receipt     text        NOT NULL,
-    provenance  text        NOT NULL,
-    caused_by   bigint,
-    depth       integer     NOT NULL DEFAULT 0,
+    space        text COLLATE "C" NOT NULL,
+    seq          bigint      NOT NULL,
+    ts           timestamptz NOT NULL,
+    actor        text        NOT NULL,
+    op           text        NOT NULL,
+    entity_type  text COLLATE "C" NOT NULL,
+    entity_id    text COLLATE "C" NOT NULL,
+    entity2_type text COLLATE "C",
+    entity2_id   text COLLATE "C",
+    payload      text        NOT NULL,
+    receipt      text        NOT NULL,
+    provenance   text        NOT NULL,
+    caused_by    bigint,
+    depth        integer     NOT NULL DEFAULT 0,
+    changes      text        NOT NULL,
     PRIMARY KEY (space, seq)
 );
 
 CREATE INDEX commits_entity_idx ON commits (space, entity_type, entity_id, seq);
 
-CREATE TABLE changes (
-    space           text COLLATE "C" NOT NULL,
-    seq             bigint  NOT NULL,
-    ordinal         integer NOT NULL,
-    kind            text    NOT NULL,
-    type            text COLLATE "C" NOT NULL,
-    id              text COLLATE "C" NOT NULL,
-    version         bigint  NOT NULL,
-    before          text,
-    after           text,
-    conflict_groups text    NOT NULL,
-    PRIMARY KEY (space, seq, ordinal)
-);
-
-CREATE INDEX changes_entity_idx ON changes (space, type, id, seq);
+CREATE INDEX commits_entity2_idx ON commits (space, entity2_type, entity2_id, seq)
+    WHERE entity2_id IS NOT NULL;
 
 CREATE TABLE entities (
     space          text COLLATE "C" NOT NULL,

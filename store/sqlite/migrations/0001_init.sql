@@ -8,42 +8,39 @@ CREATE TABLE spaces (
     created_at     INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Commits: the wire row of every appended commit plus its receipt and
--- provenance. Clustered by (space, seq) so log reads are sequential.
+-- Commits: the wire row of every appended commit plus its receipt,
+-- provenance and changes. Clustered by (space, seq) so log reads are
+-- sequential. changes is the JSON array of the commit's store.Change
+-- values in ordinal order, with their before/after snapshots.
+--
+-- entity_type/entity_id is the commit's primary entity, indexed for
+-- entity-scoped history and first-change lookups. A commit that also
+-- changes a second entity (merge, split) names it in entity2_type and
+-- entity2_id, indexed only where set, so ordinary commits pay one
+-- secondary index entry.
 CREATE TABLE commits (
-    space       TEXT    NOT NULL,
-    seq         INTEGER NOT NULL,
-    ts          INTEGER NOT NULL,
-    actor       TEXT    NOT NULL,
-    op          TEXT    NOT NULL,
-    entity_type TEXT    NOT NULL,
-    entity_id   TEXT    NOT NULL,
-    payload     TEXT    NOT NULL,
-    receipt     TEXT    NOT NULL,
-    provenance  TEXT    NOT NULL,
-    caused_by   INTEGER,
-    depth       INTEGER NOT NULL DEFAULT 0,
+    space        TEXT    NOT NULL,
+    seq          INTEGER NOT NULL,
+    ts           INTEGER NOT NULL,
+    actor        TEXT    NOT NULL,
+    op           TEXT    NOT NULL,
+    entity_type  TEXT    NOT NULL,
+    entity_id    TEXT    NOT NULL,
+    entity2_type TEXT,
+    entity2_id   TEXT,
+    payload      TEXT    NOT NULL,
+    receipt      TEXT    NOT NULL,
+    provenance   TEXT    NOT NULL,
+    caused_by    INTEGER,
+    depth        INTEGER NOT NULL DEFAULT 0,
+    changes      TEXT    NOT NULL,
     PRIMARY KEY (space, seq)
 ) WITHOUT ROWID;
 
 CREATE INDEX commits_entity ON commits (space, entity_type, entity_id, seq);
 
--- Changes: the entity changes of each commit with before/after snapshots.
-CREATE TABLE changes (
-    space           TEXT    NOT NULL,
-    seq             INTEGER NOT NULL,
-    ordinal         INTEGER NOT NULL,
-    kind            TEXT    NOT NULL,
-    type            TEXT    NOT NULL,
-    id              TEXT    NOT NULL,
-    version         INTEGER NOT NULL,
-    "before"        TEXT,
-    "after"         TEXT,
-    conflict_groups TEXT    NOT NULL DEFAULT '[]',
-    PRIMARY KEY (space, seq, ordinal)
-) WITHOUT ROWID;
-
-CREATE INDEX changes_entity ON changes (space, type, id, seq);
+CREATE INDEX commits_entity2 ON commits (space, entity2_type, entity2_id, seq)
+    WHERE entity2_id IS NOT NULL;
 
 -- Entities: the current record of every entity, live or tombstone.
 CREATE TABLE entities (
