@@ -170,6 +170,20 @@ type TypeDef struct {
 	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
+// Definition kinds.
+const (
+	DefFunction = "function"
+	DefTrigger  = "trigger"
+)
+
+// Definition is a stored function or trigger definition. Def is its JSON;
+// its meaning belongs to the runtime and triggers packages.
+type Definition struct {
+	Name      string          `json:"name"`
+	Def       json.RawMessage `json:"definition"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
 // StoredReceipt is a receipt kept under its mutation id for the
 // idempotency window.
 type StoredReceipt struct {
@@ -287,6 +301,21 @@ type Store interface {
 	// Commits returns whole commits with their changes, receipt and
 	// provenance (see CommitsParams).
 	Commits(ctx context.Context, p CommitsParams) ([]Commit, error)
+
+	// DefinitionPut creates or replaces a definition of a kind (functions,
+	// triggers) and reports whether it created it.
+	DefinitionPut(ctx context.Context, space, kind string, d Definition) (created bool, err error)
+	// DefinitionGet returns a definition or ErrNotFound.
+	DefinitionGet(ctx context.Context, space, kind, name string) (Definition, error)
+	// DefinitionList returns a space's definitions of a kind ordered by
+	// name.
+	DefinitionList(ctx context.Context, space, kind string) ([]Definition, error)
+	// DefinitionDelete removes a definition; ErrNotFound if absent.
+	DefinitionDelete(ctx context.Context, space, kind, name string) error
+
+	// Secret returns the server secret called name, storing gen's value
+	// first if there is none. Processes sharing a database agree on it.
+	Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
 
 	// TokenCreate stores a token.
 	TokenCreate(ctx context.Context, t Token) error
