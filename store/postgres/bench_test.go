@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 	"github.com/eddy-run/eddy/store/storetest"
@@ -18,17 +15,9 @@ import (
 
 func openBench(b *testing.B) (*postgres.Store, *pgxpool.Pool) {
 	b.Helper()
-	ctx := context.Background()
 	url := pgtest.NewDatabase(b)
-	st, err := postgres.Open(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, url)
+	st := storetest.Migrated(b, func(ctx context.Context) (*postgres.Store, error) { return postgres.Open(ctx, url) })
+	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +44,7 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("baseline=insert/writers=1", func(b *testing.B) {
 		_, pool := openBench(b)
 		mustExec(b, pool, baselineSchema)
-		runWriters(b, 1, func(i int64) error {
+		storetest.RunWriters(b, 1, func(i int64) error {
 			_, err := pool.Exec(ctx, `INSERT INTO bl_rows (space, payload) VALUES ('s', $1)`, `{"n":`+strconv.FormatInt(i, 10)+`}`)
 			return err
 		})
@@ -64,7 +53,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run(fmt.Sprintf("baseline=naive/writers=%d", w), func(b *testing.B) {
 			_, pool := openBench(b)
 			mustExec(b, pool, baselineSchema)
-			runWriters(b, w, func(i int64) error { return naiveCommit(ctx, pool, i) })
+			storetest.RunWriters(b, w, func(i int64) error { return naiveCommit(ctx, pool, i) })
 		})
 	}
 	for _, tc := range []struct{ writers, spaces int }{{1, 1}, {4, 1}, {16, 1}, {16, 4}} {
@@ -100,32 +89,6 @@ func naiveCommit(ctx context.Context, pool *pgxpool.Pool, i int64) error {
 	return tx.Commit(ctx)
 }
 
-func runWriters(b *testing.B, writers int, op func(i int64) error) {
-	b.Helper()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	b.ResetTimer()
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-				if err := op(i); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-}
-
 func mustExec(b *testing.B, pool *pgxpool.Pool, sql string) {
 	b.Helper()
 	if _, err := pool.Exec(context.Background(), sql); err != nil {
@@ -138,17 +101,7 @@ func mustExec(b *testing.B, pool *pgxpool.Pool, sql string) {
 // same rows, and times filtered history pages of 100.
 func BenchmarkReads(b *testing.B) {
 	st, pool := openBench(b)
-	lg := changelog.New(st, changelog.Options{})
-	storetest.Populate(b, lg, "big", storetest.BenchRows())
-	b.Run("baseline=raw-scan", func(b *testing.B) {
-		total := 0
-		for b.Loop() {
-			total += rawScan(b, pool)
-		}
-		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
-	})
-	b.Run("pull", func(b *testing.B) { storetest.BenchPull(b, lg, "big") })
-	b.Run("history", func(b *testing.B) { storetest.BenchHistoryFiltered(b, lg, "big") })
+	storetest.BenchReads(b, st, func(b *testing.B) int { return rawScan(b, pool) })
 }
 
 // rawScan reads every commit row of the space in seq order, decoding the

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 const commitColumns = rowColumns + ", receipt, provenance, changes"
@@ -22,13 +23,13 @@ func scanCommit(row pgx.Row) (store.Commit, error) {
 	}
 	c.TS = c.TS.UTC()
 	c.Payload = json.RawMessage(payload)
-	if c.Receipt, err = decodeReceipt(receipt); err != nil {
+	if c.Receipt, err = rowcodec.DecodeReceipt(receipt); err != nil {
 		return c, err
 	}
 	if err := json.Unmarshal([]byte(prov), &c.Provenance); err != nil {
 		return c, fmt.Errorf("decode provenance: %w", err)
 	}
-	if c.Changes, err = decodeChanges(changes); err != nil {
+	if c.Changes, err = rowcodec.DecodeChanges(changes); err != nil {
 		return c, fmt.Errorf("seq %d: %w", c.Seq, err)
 	}
 	return c, nil

@@ -14,20 +14,9 @@ import (
 // cleanup) and closes the store before the drop.
 func openConformance(t *testing.T) store.Store {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
-	st, err := postgres.Open(context.Background(), url)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
+	return storetest.Migrated(t, func(ctx context.Context) (*postgres.Store, error) {
+		return postgres.Open(ctx, pgtest.NewDatabase(t))
 	})
-	if err := st.Migrate(context.Background()); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
 }
 
 func TestConformance(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,20 +25,7 @@ func openStore(t *testing.T) *Store {
 // openURL opens and migrates a store on url, closing it when the test ends.
 func openURL(t *testing.T, url string) *Store {
 	t.Helper()
-	ctx := context.Background()
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return s
+	return storetest.Migrated(t, func(ctx context.Context) (*Store, error) { return Open(ctx, url) })
 }
 
 // mustSpace creates a space or fails the test.

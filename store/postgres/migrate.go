@@ -4,13 +4,10 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/eddy-run/eddy/store/internal/migrations"
 )
 
 //go:embed migrations/*.sql
@@ -20,42 +17,11 @@ var migrationFS embed.FS
 // across processes.
 const migrateLockKey int64 = 0x65646479_6d696772 // "eddymigr"
 
-// migration is one embedded numbered .sql file.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("bad migration name %q", base)
-		}
-		body, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
-
 // Migrate applies the embedded migrations that have not run, in one
 // transaction holding an advisory lock, so processes starting together
 // apply each migration exactly once.
 func (s *Store) Migrate(ctx context.Context) error {
-	ms, err := migrations()
+	ms, err := migrations.List(migrationFS, "migrations")
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
@@ -66,7 +32,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // migrateTx runs the pending migrations inside tx.
-func migrateTx(ctx context.Context, tx pgx.Tx, ms []migration) error {
+func migrateTx(ctx context.Context, tx pgx.Tx, ms []migrations.Migration) error {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLockKey); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
@@ -82,15 +48,15 @@ func migrateTx(ctx context.Context, tx pgx.Tx, ms []migration) error {
 		return err
 	}
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.Version] {
 			continue
 		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("%s: %w", m.File, err)
 		}
 		const rec = "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"
-		if _, err := tx.Exec(ctx, rec, m.version, m.name); err != nil {
-			return fmt.Errorf("record %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, rec, m.Version, m.File); err != nil {
+			return fmt.Errorf("record %s: %w", m.File, err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // pending holds a write transaction's buffered appends as column arrays,
@@ -68,7 +69,7 @@ type receiptBuf struct {
 // addCommit buffers the commit row, its changes included. Nothing is
 // buffered if encoding fails.
 func (w *pending) addCommit(c store.Commit) error {
-	second, err := secondEntity(&c)
+	second, err := rowcodec.SecondEntity(&c)
 	if err != nil {
 		return err
 	}
@@ -76,22 +77,19 @@ func (w *pending) addCommit(c store.Commit) error {
 	if second != nil {
 		etype2, eid2 = &second.Type, &second.ID
 	}
-	changes, err := encodeChanges(c.Changes)
+	changes, err := rowcodec.EncodeChanges(c.Changes)
 	if err != nil {
 		return err
 	}
-	receipt, err := encodeReceipt(c.Receipt)
+	receipt, err := rowcodec.EncodeReceipt(c.Receipt)
 	if err != nil {
 		return err
 	}
-	prov, err := encodeJSON(c.Provenance)
+	prov, err := rowcodec.Marshal(c.Provenance)
 	if err != nil {
 		return err
 	}
-	payload := string(c.Payload)
-	if payload == "" {
-		payload = "{}"
-	}
+	payload := rowcodec.RawText(c.Payload, "{}")
 	var causedBy *int64
 	if c.Provenance.CausedBy != 0 {
 		v := c.Provenance.CausedBy
@@ -119,7 +117,7 @@ func (w *pending) addCommit(c store.Commit) error {
 // same key (which keeps its state: the row's state before the
 // transaction).
 func (w *pending) addRecord(r store.Record, state rowState) error {
-	cols, err := encodeRecord(&r)
+	cols, err := rowcodec.EncodeRecord(&r)
 	if err != nil {
 		return err
 	}
@@ -147,7 +145,7 @@ func (w *pending) addRecord(r store.Record, state rowState) error {
 		k.updatedAt = append(k.updatedAt, time.Time{})
 	}
 	k.kind[i], k.version[i] = kind, r.Version
-	k.props[i], k.links[i], k.groupVersions[i] = cols.properties, cols.links, cols.groupVersions
+	k.props[i], k.links[i], k.groupVersions[i] = cols.Properties, cols.Links, cols.GroupVersions
 	k.createdAt[i], k.updatedAt[i] = microUTC(r.CreatedAt), microUTC(r.UpdatedAt)
 	return nil
 }
@@ -156,11 +154,11 @@ func (w *pending) addRecord(r store.Record, state rowState) error {
 // with the same mutation id. A stored receipt keeps its exact shape (nil
 // lists stay null), unlike a commit's receipt, which is normalized.
 func (w *pending) addReceipt(r store.StoredReceipt, created time.Time) error {
-	receipt, err := encodeJSON(r.Receipt)
+	receipt, err := rowcodec.Marshal(r.Receipt)
 	if err != nil {
 		return err
 	}
-	entity, err := encodeSnapshot(r.Entity)
+	entity, err := rowcodec.EncodeSnapshot(r.Entity)
 	if err != nil {
 		return err
 	}

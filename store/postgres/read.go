@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/firstchange"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // customPlan, passed as a query's first argument, runs it as an unnamed
@@ -23,12 +25,13 @@ const entityColumns = "type, id, version, kind, properties, links, group_version
 // scanRecord reads one entities row selected with entityColumns.
 func scanRecord(row pgx.Row) (store.Record, error) {
 	var r store.Record
-	var c recordColumns
-	err := row.Scan(&r.Type, &r.ID, &r.Version, &r.Kind, &c.properties, &c.links, &c.groupVersions, &r.CreatedAt, &r.UpdatedAt)
+	var c rowcodec.RecordColumns
+	err := row.Scan(&r.Type, &r.ID, &r.Version, &r.Kind, &c.Properties, &c.Links, &c.GroupVersions, &r.CreatedAt, &r.UpdatedAt)
 	if err != nil {
 		return r, err
 	}
-	return r, decodeRecord(&r, c)
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	return r, rowcodec.DecodeRecord(&r, c)
 }
 
 // EntityGet returns a record (live or tombstone) or store.ErrNotFound.
@@ -73,83 +76,32 @@ const firstChangesQ = `SELECT k.i, c.seq, c.changes
 			ORDER BY y.seq LIMIT 1)) AS seq) f
 	JOIN commits c ON c.space = $1 AND c.seq = f.seq`
 
-// probe asks for the first change of key with seq > after.
-type probe struct {
-	key   store.EntityKey
-	after int64
-}
-
 // FirstChangesAfter returns, for each key that has one, the first change
 // with seq > after that touched it, in one query. (Only a commit naming a
 // key without changing it, which eddy never writes, costs another query.)
 func (s *Store) FirstChangesAfter(ctx context.Context, space string, after int64, keys []store.EntityKey) (map[store.EntityKey]store.Change, error) {
-	out := make(map[store.EntityKey]store.Change, len(keys))
-	probes := make([]probe, 0, len(keys))
-	seen := make(map[store.EntityKey]bool, len(keys))
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			probes = append(probes, probe{key: k, after: after})
-		}
-	}
-	for len(probes) > 0 {
-		var err error
-		if probes, err = s.firstChanges(ctx, space, probes, out); err != nil {
-			return nil, wrap("first changes", err)
-		}
-	}
-	return out, nil
+	out, err := firstchange.Find(keys, after, func(probes []firstchange.Probe) ([]firstchange.Hit, error) {
+		return s.firstChanges(ctx, space, probes)
+	})
+	return out, wrap("first changes", err)
 }
 
-// firstChanges runs firstChangesQ once and adds the changes found to out.
-// It returns the probes to run again: keys whose first commit named them
-// but held no change of them.
-func (s *Store) firstChanges(ctx context.Context, space string, probes []probe, out map[store.EntityKey]store.Change) ([]probe, error) {
+// firstChanges runs firstChangesQ once for probes.
+func (s *Store) firstChanges(ctx context.Context, space string, probes []firstchange.Probe) ([]firstchange.Hit, error) {
 	types, ids, afters := make([]string, len(probes)), make([]string, len(probes)), make([]int64, len(probes))
 	for i, p := range probes {
-		types[i], ids[i], afters[i] = p.key.Type, p.key.ID, p.after
+		types[i], ids[i], afters[i] = p.Key.Type, p.Key.ID, p.After
 	}
 	rows, err := s.pool.Query(ctx, firstChangesQ, customPlan, space, types, ids, afters)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var again []probe
-	for rows.Next() {
-		var i, seq int64
-		var text string
-		if err := rows.Scan(&i, &seq, &text); err != nil {
-			return nil, err
-		}
-		if i < 1 || i > int64(len(probes)) {
-			return nil, fmt.Errorf("probe position %d out of range", i)
-		}
-		k := probes[i-1].key
-		ch, ok, err := changeOf(text, k)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("seq %d: %w", seq, err)
-		case ok:
-			out[k] = ch
-		default:
-			again = append(again, probe{key: k, after: seq})
-		}
-	}
-	return again, rows.Err()
-}
-
-// changeOf decodes a changes column and returns the first change of key.
-func changeOf(text string, key store.EntityKey) (store.Change, bool, error) {
-	cs, err := decodeChanges(text)
-	if err != nil {
-		return store.Change{}, false, err
-	}
-	for _, ch := range cs {
-		if ch.Type == key.Type && ch.ID == key.ID {
-			return ch, true, nil
-		}
-	}
-	return store.Change{}, false, nil
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (firstchange.Hit, error) {
+		var h firstchange.Hit
+		err := r.Scan(&h.Probe, &h.Seq, &h.Changes)
+		h.Probe-- // WITH ORDINALITY counts from 1
+		return h, err
+	})
 }
 
 const rowColumns = "seq, ts, actor, op, entity_id, entity_type, payload"

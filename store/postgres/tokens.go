@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 const tokenColumns = "id, hash, space, role, actor, types, scopes, user_name, application, created_at"
@@ -29,7 +30,7 @@ func scanToken(row pgx.Row) (store.Token, error) {
 
 // optStrings decodes an optional string list: empty is nil.
 func optStrings(s string) ([]string, error) {
-	v, err := decodeStrings(s)
+	v, err := rowcodec.DecodeStrings(s)
 	if len(v) == 0 {
 		return nil, err
 	}
@@ -39,11 +40,11 @@ func optStrings(s string) ([]string, error) {
 // TokenCreate stores a token (CreatedAt defaults to now); store.ErrExists
 // if its id or hash is taken.
 func (s *Store) TokenCreate(ctx context.Context, t store.Token) error {
-	types, err := encodeStrings(t.Types)
+	types, err := rowcodec.EncodeStrings(t.Types)
 	if err != nil {
 		return fmt.Errorf("postgres: create token: %w", err)
 	}
-	scopes, err := encodeStrings(t.Scopes)
+	scopes, err := rowcodec.EncodeStrings(t.Scopes)
 	if err != nil {
 		return fmt.Errorf("postgres: create token: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // errTxDone reports a Commit or Append after the transaction ended.
@@ -146,7 +147,7 @@ func (tx *writeTx) scanReceipts(rows pgx.Rows) error {
 			return fmt.Errorf("decode stored receipt: %w", err)
 		}
 		var err error
-		if sr.Entity, err = decodeSnapshot(entity); err != nil {
+		if sr.Entity, err = rowcodec.DecodeSnapshot(entity); err != nil {
 			return err
 		}
 		sr.CreatedAt = sr.CreatedAt.UTC()

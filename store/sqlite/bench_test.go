@@ -6,27 +6,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/store/storetest"
 )
 
 func openBench(b *testing.B) (*sqlite.Store, *sql.DB) {
 	b.Helper()
-	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "eddy.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st := storetest.Migrated(b, func(ctx context.Context) (*sqlite.Store, error) { return sqlite.Open(ctx, path) })
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate")
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +41,7 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("baseline=insert/writers=1", func(b *testing.B) {
 		_, db := openBench(b)
 		mustExec(b, db, baselineSchema)
-		runWriters(b, 1, func(i int64) error {
+		storetest.RunWriters(b, 1, func(i int64) error {
 			_, err := db.ExecContext(ctx, `INSERT INTO bl_rows (space, payload) VALUES ('s', ?)`, `{"n":`+strconv.FormatInt(i, 10)+`}`)
 			return err
 		})
@@ -60,7 +49,7 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("baseline=naive/writers=1", func(b *testing.B) {
 		_, db := openBench(b)
 		mustExec(b, db, baselineSchema)
-		runWriters(b, 1, func(i int64) error { return naiveCommit(ctx, db, i) })
+		storetest.RunWriters(b, 1, func(i int64) error { return naiveCommit(ctx, db, i) })
 	})
 	for _, tc := range []struct{ writers, spaces int }{{1, 1}, {4, 1}, {16, 1}, {16, 4}} {
 		b.Run(fmt.Sprintf("eddy/writers=%d/spaces=%d", tc.writers, tc.spaces), func(b *testing.B) {
@@ -94,32 +83,6 @@ func naiveCommit(ctx context.Context, db *sql.DB, i int64) error {
 	return tx.Commit()
 }
 
-func runWriters(b *testing.B, writers int, op func(i int64) error) {
-	b.Helper()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	b.ResetTimer()
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-				if err := op(i); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-}
-
 func mustExec(b *testing.B, db *sql.DB, q string) {
 	b.Helper()
 	if _, err := db.Exec(q); err != nil {
@@ -132,17 +95,7 @@ func mustExec(b *testing.B, db *sql.DB, q string) {
 // same rows, and times filtered history pages of 100.
 func BenchmarkReads(b *testing.B) {
 	st, db := openBench(b)
-	lg := changelog.New(st, changelog.Options{})
-	storetest.Populate(b, lg, "big", storetest.BenchRows())
-	b.Run("baseline=raw-scan", func(b *testing.B) {
-		total := 0
-		for b.Loop() {
-			total += rawScan(b, db)
-		}
-		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
-	})
-	b.Run("pull", func(b *testing.B) { storetest.BenchPull(b, lg, "big") })
-	b.Run("history", func(b *testing.B) { storetest.BenchHistoryFiltered(b, lg, "big") })
+	storetest.BenchReads(b, st, func(b *testing.B) int { return rawScan(b, db) })
 }
 
 func rawScan(b *testing.B, db *sql.DB) int {

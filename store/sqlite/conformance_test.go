@@ -14,19 +14,9 @@ import (
 // directory and closes it at cleanup.
 func openConformance(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
+	return storetest.Migrated(t, func(ctx context.Context) (*sqlite.Store, error) {
+		return sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
 	})
-	if err := st.Migrate(context.Background()); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
 }
 
 func TestConformance(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // DefinitionPut creates or replaces a definition and reports whether it
@@ -27,7 +28,7 @@ func (s *Store) DefinitionPut(ctx context.Context, space, kind string, d store.D
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO definitions (space, kind, name, def, updated_at) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (space, kind, name) DO UPDATE SET def = excluded.def, updated_at = excluded.updated_at`,
-			space, kind, d.Name, rawText(d.Def, "{}"), micros(d.UpdatedAt))
+			space, kind, d.Name, rowcodec.RawText(d.Def, "{}"), micros(d.UpdatedAt))
 		return err
 	})
 	return created, wrap("put definition", err)

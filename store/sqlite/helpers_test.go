@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,19 +19,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // newStore opens and migrates a fresh database in a temporary directory.
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
+	return storetest.Migrated(t, func(ctx context.Context) (*Store, error) {
+		return Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
 	})
-	if err := s.Migrate(context.Background()); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return s
 }
 
 // newSpace creates a space and fails the test on error.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/firstchange"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // limitArg turns a non-positive limit into SQLite's "no limit".
@@ -72,43 +74,23 @@ SELECT f.i, c.seq, c.changes
 FROM f CROSS JOIN commits AS c
 WHERE c.space = ?1 AND c.seq = min(coalesce(f.p, f.s), coalesce(f.s, f.p))`
 
-// probe asks for the first change of key with seq > after.
-type probe struct {
-	key   store.EntityKey
-	after int64
-}
-
 // FirstChangesAfter returns, for each key that has one, the first change
 // with seq > after that touched it, in one query. (Only a commit naming a
 // key without changing it, which eddy never writes, costs another query.)
 func (s *Store) FirstChangesAfter(ctx context.Context, space string, after int64, keys []store.EntityKey) (map[store.EntityKey]store.Change, error) {
-	out := make(map[store.EntityKey]store.Change, len(keys))
-	probes := make([]probe, 0, len(keys))
-	seen := make(map[store.EntityKey]bool, len(keys))
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			probes = append(probes, probe{key: k, after: after})
-		}
-	}
-	for len(probes) > 0 {
-		var err error
-		if probes, err = s.firstChanges(ctx, space, probes, out); err != nil {
-			return nil, wrap("first changes", err)
-		}
-	}
-	return out, nil
+	out, err := firstchange.Find(keys, after, func(probes []firstchange.Probe) ([]firstchange.Hit, error) {
+		return s.firstChanges(ctx, space, probes)
+	})
+	return out, wrap("first changes", err)
 }
 
-// firstChanges runs one sqlFirstChanges query and adds the changes found
-// to out. It returns the probes to run again: keys whose first commit
-// named them but held no change of them.
-func (s *Store) firstChanges(ctx context.Context, space string, probes []probe, out map[store.EntityKey]store.Change) ([]probe, error) {
+// firstChanges runs one sqlFirstChanges query for probes.
+func (s *Store) firstChanges(ctx context.Context, space string, probes []firstchange.Probe) ([]firstchange.Hit, error) {
 	args := make([][3]any, len(probes))
 	for i, p := range probes {
-		args[i] = [3]any{p.key.Type, p.key.ID, p.after}
+		args[i] = [3]any{p.Key.Type, p.Key.ID, p.After}
 	}
-	pj, err := marshal(args)
+	pj, err := rowcodec.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
@@ -117,44 +99,15 @@ func (s *Store) firstChanges(ctx context.Context, space string, probes []probe, 
 		return nil, err
 	}
 	defer rows.Close()
-	var again []probe
+	var hits []firstchange.Hit
 	for rows.Next() {
-		var (
-			i, seq int64
-			text   string
-		)
-		if err := rows.Scan(&i, &seq, &text); err != nil {
+		var h firstchange.Hit
+		if err := rows.Scan(&h.Probe, &h.Seq, &h.Changes); err != nil {
 			return nil, err
 		}
-		if i < 0 || i >= int64(len(probes)) {
-			return nil, fmt.Errorf("probe index %d out of range", i)
-		}
-		k := probes[i].key
-		ch, ok, err := changeOf(text, k)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("seq %d: %w", seq, err)
-		case ok:
-			out[k] = ch
-		default:
-			again = append(again, probe{key: k, after: seq})
-		}
+		hits = append(hits, h)
 	}
-	return again, rows.Err()
-}
-
-// changeOf decodes a changes column and returns the first change of key.
-func changeOf(text string, key store.EntityKey) (store.Change, bool, error) {
-	cs, err := decodeChanges(text)
-	if err != nil {
-		return store.Change{}, false, err
-	}
-	for _, ch := range cs {
-		if ch.Type == key.Type && ch.ID == key.ID {
-			return ch, true, nil
-		}
-	}
-	return store.Change{}, false, nil
+	return hits, rows.Err()
 }
 
 // rowsQuery builds the Rows statement. Its shape depends only on which
@@ -186,7 +139,7 @@ func rowsQuery(p *store.RowsParams) (string, []any, error) {
 		if len(l.vals) == 0 {
 			continue
 		}
-		js, err := marshal(l.vals)
+		js, err := rowcodec.Marshal(l.vals)
 		if err != nil {
 			return "", nil, err
 		}
@@ -274,13 +227,13 @@ func scanCommit(sc scanner) (store.Commit, error) {
 		return store.Commit{}, err
 	}
 	c := store.Commit{Row: row}
-	if c.Receipt, err = decodeReceipt(rt); err != nil {
+	if c.Receipt, err = rowcodec.DecodeReceipt(rt); err != nil {
 		return c, fmt.Errorf("seq %d receipt: %w", row.Seq, err)
 	}
 	if err := json.Unmarshal([]byte(pt), &c.Provenance); err != nil {
 		return c, fmt.Errorf("seq %d provenance: %w", row.Seq, err)
 	}
-	if c.Changes, err = decodeChanges(ct); err != nil {
+	if c.Changes, err = rowcodec.DecodeChanges(ct); err != nil {
 		return c, fmt.Errorf("seq %d: %w", row.Seq, err)
 	}
 	return c, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 const spaceCols = `id, head, horizon, epoch, schema_version, created_at`
@@ -112,13 +113,13 @@ func (s *Store) TypeDefPut(ctx context.Context, space string, def store.TypeDef)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO type_defs (space, type, def, updated_at) VALUES (?, ?, ?, ?)
 ON CONFLICT (space, type) DO UPDATE SET def = excluded.def, updated_at = excluded.updated_at`,
-			space, def.Type, rawText(def.Def, "{}"), micros(def.UpdatedAt))
+			space, def.Type, rowcodec.RawText(def.Def, "{}"), micros(def.UpdatedAt))
 		return err
 	})
 	if err != nil {
 		return store.TypeDef{}, wrap("put type", err)
 	}
-	def.Def = json.RawMessage(rawText(def.Def, "{}"))
+	def.Def = json.RawMessage(rowcodec.RawText(def.Def, "{}"))
 	return def, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 const tokenCols = `id, hash, space, role, actor, types, scopes, user_name, application, created_at`
@@ -34,7 +35,7 @@ func optStrings(text string) ([]string, error) {
 	if text == "[]" {
 		return nil, nil
 	}
-	return decodeStrings(text)
+	return rowcodec.DecodeStrings(text)
 }
 
 // TokenCreate stores a token; ErrExists if its id or hash is taken. A zero
@@ -44,11 +45,11 @@ func (s *Store) TokenCreate(ctx context.Context, t store.Token) error {
 	if created.IsZero() {
 		created = now()
 	}
-	types, err := encodeStrings(t.Types)
+	types, err := rowcodec.EncodeStrings(t.Types)
 	if err != nil {
 		return wrap("create token: encode", err)
 	}
-	scopes, err := encodeStrings(t.Scopes)
+	scopes, err := rowcodec.EncodeStrings(t.Scopes)
 	if err != nil {
 		return wrap("create token: encode", err)
 	}

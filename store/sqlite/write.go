@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
 // ErrTxFailed reports a WriteTx used after one of its statements failed; it
@@ -156,7 +157,7 @@ func (t *writeTx) loadReceipts(ctx context.Context, ids []string, since time.Tim
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ij, err := marshal(ids)
+	ij, err := rowcodec.Marshal(ids)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
 	var (
 		sr      store.StoredReceipt
 		rt      string
-		ent     sql.NullString
+		ent     *string
 		created int64
 	)
 	if err := sc.Scan(&sr.MutationID, &rt, &ent, &created); err != nil {
@@ -193,7 +194,7 @@ func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
 		return sr, err
 	}
 	var err error
-	sr.Entity, err = unsnapshot(ent)
+	sr.Entity, err = rowcodec.DecodeSnapshot(ent)
 	sr.CreatedAt = fromMicros(created)
 	return sr, err
 }
@@ -283,7 +284,7 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 }
 
 func commitArgs(space string, c *store.Commit) ([]any, error) {
-	second, err := secondEntity(c)
+	second, err := rowcodec.SecondEntity(c)
 	if err != nil {
 		return nil, err
 	}
@@ -291,15 +292,15 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 	if second != nil {
 		type2, id2 = second.Type, second.ID
 	}
-	changes, err := encodeChanges(c.Changes)
+	changes, err := rowcodec.EncodeChanges(c.Changes)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := encodeReceipt(c.Receipt)
+	rt, err := rowcodec.EncodeReceipt(c.Receipt)
 	if err != nil {
 		return nil, err
 	}
-	pt, err := marshal(c.Provenance)
+	pt, err := rowcodec.Marshal(c.Provenance)
 	if err != nil {
 		return nil, err
 	}
@@ -308,15 +309,15 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 		causedBy = c.Provenance.CausedBy
 	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
-		rawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth, changes}, nil
+		rowcodec.RawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth, changes}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
-	rt, err := marshal(sr.Receipt)
+	rt, err := rowcodec.Marshal(sr.Receipt)
 	if err != nil {
 		return nil, err
 	}
-	ent, err := snapshot(sr.Entity)
+	ent, err := rowcodec.EncodeSnapshot(sr.Entity)
 	if err != nil {
 		return nil, err
 	}

@@ -36,30 +36,37 @@ func BenchWrites(b *testing.B, st store.Store, writers, spaces int) {
 			b.Fatal(err)
 		}
 	}
+	RunWriters(b, writers, func(i int64) error {
+		req := changelog.WriteRequest{
+			Space:      names[int(i)%spaces],
+			Mutations:  []changelog.Mutation{benchPut(i)},
+			Provenance: store.Provenance{Actor: "bench", Via: "api"},
+		}
+		_, err := lg.Write(ctx, req)
+		return err
+	})
+}
+
+// RunWriters times b.N calls of op, numbered 1 to b.N, split over writers
+// goroutines that each take the next number until none is left. The
+// timer covers only the calls. An error stops the writer that met it;
+// once all have stopped, the first error fails b. It reports calls per
+// second as commits/s.
+func RunWriters(b *testing.B, writers int, op func(i int64) error) {
+	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	b.ResetTimer()
 	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				req := changelog.WriteRequest{
-					Space:      names[int(i)%spaces],
-					Mutations:  []changelog.Mutation{benchPut(i)},
-					Provenance: store.Provenance{Actor: "bench", Via: "api"},
-				}
-				if _, err := lg.Write(ctx, req); err != nil {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				if err := op(i); err != nil {
 					errs <- err
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()
@@ -111,6 +118,26 @@ func Populate(tb testing.TB, lg *changelog.Log, space string, n int) {
 			tb.Fatal(err)
 		}
 	}
+}
+
+// BenchReads populates the space "big" of st with BenchRows commits (see
+// Populate), then runs the read benchmarks: baseline=raw-scan, where scan
+// is the driver's raw ordered read of every commit row of "big" returning
+// how many it read (the physical floor of a reader); pull (BenchPull); and
+// history (BenchHistoryFiltered).
+func BenchReads(b *testing.B, st store.Store, scan func(b *testing.B) int) {
+	b.Helper()
+	lg := changelog.New(st, changelog.Options{})
+	Populate(b, lg, "big", BenchRows())
+	b.Run("baseline=raw-scan", func(b *testing.B) {
+		total := 0
+		for b.Loop() {
+			total += scan(b)
+		}
+		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("pull", func(b *testing.B) { BenchPull(b, lg, "big") })
+	b.Run("history", func(b *testing.B) { BenchHistoryFiltered(b, lg, "big") })
 }
 
 // BenchPull measures changes/s pulling the whole space in pages of 1,000.

@@ -1,0 +1,57 @@
+// Package rowcodec encodes and decodes the JSON columns of store rows
+// (records, changes, receipts, string lists) the same way in every
+// storage driver, so both drivers store the same bytes and read back the
+// same normalized structs: nil lists become [], snapshots carry times in
+// UTC at microsecond precision. It holds no SQL.
+package rowcodec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Marshal encodes v as compact JSON without HTML escaping, so raw JSON
+// embedded in v (properties, payloads) keeps its exact bytes.
+func Marshal(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// RawText returns a raw JSON document as exact text; empty becomes def.
+func RawText(raw json.RawMessage, def string) string {
+	if len(raw) == 0 {
+		return def
+	}
+	return string(raw)
+}
+
+// EncodeStrings encodes a string list; nil becomes [].
+func EncodeStrings(v []string) (string, error) {
+	if v == nil {
+		v = []string{}
+	}
+	return Marshal(v)
+}
+
+// DecodeStrings decodes a string list into a non-nil slice.
+func DecodeStrings(s string) ([]string, error) {
+	v := []string{}
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, fmt.Errorf("decode string list: %w", err)
+	}
+	if v == nil {
+		v = []string{}
+	}
+	return v, nil
+}
+
+// microUTC normalizes t to UTC at microsecond precision, the precision
+// both drivers store.
+func microUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
