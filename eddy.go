@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -63,6 +64,7 @@ type Eddy struct {
 	log     *changelog.Log
 	auth    *auth.Service
 	hub     *watch.Hub
+	defs    *definitions.Service
 
 	closeOnce sync.Once
 	closeErr  error
@@ -93,6 +95,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// The log's commits wake the hub; the hub reads through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
+	e.defs = definitions.New(e.log, definitions.Options{})
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
 	}
@@ -172,6 +175,10 @@ func (e *Eddy) Hub() *watch.Hub { return e.hub }
 
 // Log returns the changelog service.
 func (e *Eddy) Log() *changelog.Log { return e.log }
+
+// Definitions returns the function and trigger definitions service: pass
+// it to server.Config.Definitions.
+func (e *Eddy) Definitions() *definitions.Service { return e.defs }
 
 // Auth returns the token service.
 func (e *Eddy) Auth() *auth.Service { return e.auth }

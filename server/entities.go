@@ -127,12 +127,17 @@ func (s *Server) entityMutation(r *http.Request, op string) (changelog.Mutation,
 
 // writeOne applies one mutation and answers {"receipt", "entity"}: 201 if
 // it created the entity (always for a generated id), 200 otherwise; a
-// rejected receipt is the problem of its reason code.
+// rejected receipt is the problem of its reason code. With Eddy-Cause the
+// write is delivery-authored (see writeProvenance).
 func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, p *auth.Principal, m changelog.Mutation, generated bool) error {
+	prov, err := s.writeProvenance(r, p, r.PathValue("space"))
+	if err != nil {
+		return err
+	}
 	res, err := s.log.Write(r.Context(), changelog.WriteRequest{
 		Space:      r.PathValue("space"),
 		Mutations:  []changelog.Mutation{m},
-		Provenance: provenance(r, p),
+		Provenance: prov,
 	})
 	if err != nil {
 		return err
@@ -167,7 +172,8 @@ func rejection(rc store.Receipt) error {
 	return problem.New(code, "%s", msg).With("receipt", rc)
 }
 
-// provenance is the provenance template of an API write.
+// provenance is the provenance template of an API write (depth 0, no
+// cause).
 func provenance(r *http.Request, p *auth.Principal) store.Provenance {
 	return store.Provenance{
 		Actor:       p.Actor,

@@ -10,6 +10,7 @@ import (
 )
 
 // mutations answers POST .../mutations with one receipt per mutation.
+// With Eddy-Cause every commit is delivery-authored.
 func (s *Server) mutations(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
 	p, err := authorize(r, space, accessWrite)
@@ -34,8 +35,12 @@ func (s *Server) mutations(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	prov, err := s.writeProvenance(r, p, space)
+	if err != nil {
+		return err
+	}
 	res, err := s.log.Write(r.Context(), changelog.WriteRequest{
-		Space: space, Mutations: ms, Atomic: atomic, Provenance: provenance(r, p),
+		Space: space, Mutations: ms, Atomic: atomic, Provenance: prov,
 	})
 	if err != nil {
 		return err

@@ -26,7 +26,18 @@ func (s *Server) routes() {
 
 	s.handle("POST /api/v1/spaces/{space}/mutations", s.mutations)
 	s.handle("GET /api/v1/spaces/{space}/changes", s.changes)
+	s.handle("GET /api/v1/spaces/{space}/changes/{seq}/causes", s.causes)
 	s.handle("GET /api/v1/spaces/{space}/log", s.pull)
+
+	s.handle("GET /api/v1/spaces/{space}/functions", s.listFunctions)
+	s.handle("GET /api/v1/spaces/{space}/functions/{name}", s.getFunction)
+	s.handle("PUT /api/v1/spaces/{space}/functions/{name}", s.putFunction)
+	s.handle("DELETE /api/v1/spaces/{space}/functions/{name}", s.deleteFunction)
+	s.handle("POST /api/v1/spaces/{space}/functions/{name}/test", s.testFunction)
+	s.handle("GET /api/v1/spaces/{space}/triggers", s.listTriggers)
+	s.handle("GET /api/v1/spaces/{space}/triggers/{name}", s.getTrigger)
+	s.handle("PUT /api/v1/spaces/{space}/triggers/{name}", s.putTrigger)
+	s.handle("DELETE /api/v1/spaces/{space}/triggers/{name}", s.deleteTrigger)
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -17,8 +18,10 @@ type Config struct {
 	Log  *changelog.Log
 	Auth *auth.Service
 	// Hub serves ?watch=1 streams; nil answers them unavailable.
-	Hub    *watch.Hub
-	Logger *slog.Logger // nil = slog.Default()
+	Hub *watch.Hub
+	// Definitions manages functions and triggers; nil builds one over Log.
+	Definitions *definitions.Service
+	Logger      *slog.Logger // nil = slog.Default()
 	// Version is reported by discovery (default "dev").
 	Version string
 	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
@@ -31,6 +34,7 @@ type Server struct {
 	log     *changelog.Log
 	auth    *auth.Service
 	hub     *watch.Hub
+	defs    *definitions.Service
 	logger  *slog.Logger
 	version string
 	maxBody int64
@@ -44,6 +48,7 @@ func New(cfg Config) *Server {
 		log:     cfg.Log,
 		auth:    cfg.Auth,
 		hub:     cfg.Hub,
+		defs:    cfg.Definitions,
 		logger:  cfg.Logger,
 		version: cfg.Version,
 		maxBody: cfg.MaxBodyBytes,
@@ -51,6 +56,9 @@ func New(cfg Config) *Server {
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
+	}
+	if s.defs == nil && cfg.Log != nil {
+		s.defs = definitions.New(cfg.Log, definitions.Options{})
 	}
 	if s.version == "" {
 		s.version = "dev"

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,10 +23,42 @@ func (a *app) typesCommand() *cobra.Command {
 	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.typesGetCommand(), a.typesDeleteCommand())
 }
 
-// applyCommand is `eddy apply`, the same as `eddy types apply`.
+// applyCommand is `eddy apply`: types, functions and triggers.
 func (a *app) applyCommand() *cobra.Command {
-	cmd := a.typesApplyCommand("apply")
-	cmd.Short = "Apply declarations from a YAML or JSON file (types)"
+	var file string
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Apply declarations from a YAML or JSON file (types, functions, triggers)",
+		Long: `Put every declaration of a YAML or JSON file ('-' for stdin) into the space.
+The document holds up to three maps from name to definition, applied in this
+order (so a trigger may name a function of the same file), each in name order:
+
+  types:
+    task:
+      properties:
+        title: {kind: string, required: true}
+  functions:
+    stamp-completed:
+      kind: expr
+      writes: [task]
+      code: patch("task", entity.id, {"completedAt": now})
+  triggers:
+    on-done:
+      source: {changes: {types: [task], ops: [patch]}}
+      function: stamp-completed
+
+Each line of output says whether a definition was created or updated; warnings
+(such as cycles in the trigger graph) go to standard error. The first refused
+definition stops the run; those before it stay applied.`,
+		Args: noArgs,
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usagef("missing -f FILE")
+			}
+			return a.apply(cmd, file, applySections)
+		}),
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
 	return cmd
 }
 
@@ -46,26 +79,42 @@ space. The document holds a map 'types' from type name to definition:
       states:
         status:
           initial: open
-          transitions: {open: [done], done: [open]}`,
+          transitions: {open: [done], done: [open]}
+
+'eddy apply' also takes functions and triggers.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usagef("missing -f FILE")
 			}
-			return a.applyTypes(cmd, file)
+			return a.apply(cmd, file, applySections[:1])
 		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
 	return cmd
 }
 
-// applyTypes puts each type of the file, in name order.
-func (a *app) applyTypes(cmd *cobra.Command, file string) error {
+// applySection is one top-level key of an apply document.
+type applySection struct {
+	key  string // document key and API collection, e.g. "types"
+	kind string // singular, e.g. "type"
+}
+
+// applySections are the sections of an apply document, in apply order.
+var applySections = []applySection{{"types", "type"}, {"functions", "function"}, {"triggers", "trigger"}}
+
+// applyDocument is a parsed apply document: per section key, definitions
+// by name.
+type applyDocument map[string]map[string]json.RawMessage
+
+// apply puts each definition of the file, section by section in the
+// order given, names in order within a section.
+func (a *app) apply(cmd *cobra.Command, file string, sections []applySection) error {
 	data, err := a.readFile(file)
 	if err != nil {
 		return err
 	}
-	types, err := parseTypesDocument(data)
+	doc, err := parseApplyDocument(data, sections)
 	if err != nil {
 		return err
 	}
@@ -73,17 +122,37 @@ func (a *app) applyTypes(cmd *cobra.Command, file string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(types))
-	for name := range types {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		_, err := c.do(cmd.Context(), request{method: http.MethodPut, path: spacePath(a.space, "types", name), body: types[name]})
-		if err != nil {
-			return fmt.Errorf("type %s: %w", name, err)
+	for _, sec := range sections {
+		defs := doc[sec.key]
+		for _, name := range slices.Sorted(maps.Keys(defs)) {
+			if err := a.applyOne(cmd, c, sec, name, defs[name]); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintf(a.stdout, "type %s applied\n", name)
+	}
+	return nil
+}
+
+// applyOne puts one definition and reports it and its warnings.
+func (a *app) applyOne(cmd *cobra.Command, c *client, sec applySection, name string, def json.RawMessage) error {
+	resp, err := c.do(cmd.Context(), request{method: http.MethodPut, path: spacePath(a.space, sec.key, name), body: def})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", sec.kind, name, err)
+	}
+	verb := "updated"
+	if resp.status == http.StatusCreated {
+		verb = "created"
+	}
+	fmt.Fprintf(a.stdout, "%s %s %s\n", sec.kind, name, verb)
+	var answer struct {
+		Warnings []struct {
+			Message string `json:"message"`
+		} `json:"warnings"`
+	}
+	if json.Unmarshal(resp.body, &answer) == nil {
+		for _, w := range answer.Warnings {
+			fmt.Fprintf(a.stderr, "warning: %s %s: %s\n", sec.kind, name, w.Message)
+		}
 	}
 	return nil
 }
@@ -91,29 +160,57 @@ func (a *app) applyTypes(cmd *cobra.Command, file string) error {
 // parseTypesDocument reads a YAML or JSON document {types: {name: def}} and
 // returns each definition as JSON.
 func parseTypesDocument(data []byte) (map[string]json.RawMessage, error) {
+	doc, err := parseApplyDocument(data, applySections[:1])
+	if err != nil {
+		return nil, err
+	}
+	return doc["types"], nil
+}
+
+// parseApplyDocument reads a YAML or JSON document holding some of the
+// given sections, each a non-empty map from name to a definition map, and
+// returns the definitions as JSON.
+func parseApplyDocument(data []byte, sections []applySection) (applyDocument, error) {
+	keys := make([]string, len(sections))
+	for i, sec := range sections {
+		keys[i] = "'" + sec.key + "'"
+	}
+	want := strings.Join(keys, ", ")
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, usagef("parse: %v", err)
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(js, &doc); err != nil || doc == nil {
-		return nil, usagef("the document must be a map with a 'types' key")
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(js, &raw); err != nil || len(raw) == 0 {
+		return nil, usagef("the document must be a map with keys among %s", want)
 	}
-	for k := range doc {
-		if k != "types" {
-			return nil, usagef("unknown key %q: this version applies 'types' only", k)
+	doc := applyDocument{}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		i := slices.IndexFunc(sections, func(s applySection) bool { return s.key == k })
+		if i < 0 {
+			return nil, usagef("unknown key %q: this command applies %s", k, want)
 		}
+		defs, err := parseSection(sections[i], raw[k])
+		if err != nil {
+			return nil, err
+		}
+		doc[k] = defs
 	}
-	var types map[string]json.RawMessage
-	if err := json.Unmarshal(doc["types"], &types); err != nil || len(types) == 0 {
-		return nil, usagef("'types' must map type names to definitions")
+	return doc, nil
+}
+
+// parseSection reads one section: a non-empty map of definition maps.
+func parseSection(sec applySection, raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var defs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &defs); err != nil || len(defs) == 0 {
+		return nil, usagef("'%s' must map %s names to definitions", sec.key, sec.kind)
 	}
-	for name, def := range types {
+	for name, def := range defs {
 		if d := bytes.TrimSpace(def); len(d) == 0 || d[0] != '{' {
-			return nil, usagef("type %s: the definition must be a map", name)
+			return nil, usagef("%s %s: the definition must be a map", sec.kind, name)
 		}
 	}
-	return types, nil
+	return defs, nil
 }
 
 func (a *app) typesListCommand() *cobra.Command {

@@ -330,7 +330,7 @@ func TestTypesApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := s.run(t, "types", "apply", "-f", yamlFile).ok(t)
-	if r.stdout != "type task applied\ntype user applied\n" {
+	if r.stdout != "type task created\ntype user created\n" {
 		t.Fatalf("apply printed %q", r.stdout)
 	}
 

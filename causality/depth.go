@@ -1,0 +1,168 @@
+package causality
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+)
+
+// DefaultCap is a space's depth cap: a delivery at a greater depth is
+// parked. A trigger may set a lower cap, never a higher one.
+const DefaultCap = 16
+
+// MaxDepth is the greatest depth a stored row can have: a park row
+// records the depth of the delivery it parked, one past the cap.
+const MaxDepth = DefaultCap + 1
+
+// Provenance via values (store.Provenance.Via).
+const (
+	ViaAPI     = "api"
+	ViaTrigger = "trigger"
+	ViaCron    = "cron"
+	ViaEngine  = "engine"
+)
+
+// ActorEngine authors the engine's housekeeping rows (fire, park).
+const ActorEngine = "engine"
+
+// actorPrefix starts the actor of every delivery-authored write.
+const actorPrefix = "trigger:"
+
+// Actor returns the actor of a trigger's delivery-authored writes:
+// "trigger:<name>".
+func Actor(trigger string) string { return actorPrefix + trigger }
+
+// Cause is the row a delivery reacts to: its seq, its depth, and its op
+// (which tells a park row or a cron fire row from an entity row).
+type Cause struct {
+	Seq   int64
+	Depth int
+	Op    string
+}
+
+// CauseOf returns the cause a commit makes when a trigger matches it.
+func CauseOf(c *store.Commit) Cause {
+	return Cause{Seq: c.Seq, Depth: c.Provenance.Depth, Op: c.Op}
+}
+
+// Next returns the depth of a delivery caused by c, which is also the
+// depth of every row that delivery authors.
+func Next(c Cause) int { return c.Depth + 1 }
+
+// Cap returns the cap in force for a trigger's deliveries: the trigger's
+// cap when it is set (> 0) and lower than the space's, else the space's
+// (DefaultCap when spaceCap <= 0).
+func Cap(spaceCap, triggerCap int) int {
+	if spaceCap <= 0 {
+		spaceCap = DefaultCap
+	}
+	if triggerCap > 0 && triggerCap < spaceCap {
+		return triggerCap
+	}
+	return spaceCap
+}
+
+// Exceeds reports whether a delivery at depth is past the cap in force
+// (see Cap) and must be parked instead of run.
+func Exceeds(depth, spaceCap, triggerCap int) bool {
+	return depth > Cap(spaceCap, triggerCap)
+}
+
+// Decision is what the executor does with a delivery it is about to
+// create.
+type Decision int
+
+// Decisions.
+const (
+	// Run creates the delivery to run at depth Next(cause).
+	Run Decision = iota
+	// Park creates the delivery parked and appends an engine park row
+	// (NewPark) in the same transaction.
+	Park
+	// ParkQuietly creates the delivery parked and appends nothing: its
+	// cause is itself a park row, and a park never causes another park
+	// row.
+	ParkQuietly
+)
+
+var decisionNames = [...]string{Run: "run", Park: "park", ParkQuietly: "park_quietly"}
+
+// String returns the decision's name.
+func (d Decision) String() string {
+	if d < 0 || int(d) >= len(decisionNames) {
+		return fmt.Sprintf("Decision(%d)", int(d))
+	}
+	return decisionNames[d]
+}
+
+// MarshalJSON encodes the decision as its name.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	if d < 0 || int(d) >= len(decisionNames) {
+		return nil, fmt.Errorf("marshal decision: unknown decision %d", int(d))
+	}
+	return json.Marshal(d.String())
+}
+
+// UnmarshalJSON decodes a decision from its name.
+func (d *Decision) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("decode decision: %w", err)
+	}
+	for i, n := range decisionNames {
+		if n == s {
+			*d = Decision(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("decode decision: unknown decision %q", s)
+}
+
+// Decide returns what to do with a delivery caused by c under the caps.
+func Decide(c Cause, spaceCap, triggerCap int) Decision {
+	switch {
+	case !Exceeds(Next(c), spaceCap, triggerCap):
+		return Run
+	case c.Op == changelog.OpPark:
+		return ParkQuietly
+	default:
+		return Park
+	}
+}
+
+// Delivery names one delivery and the row that caused it.
+type Delivery struct {
+	Trigger string
+	ID      string
+	Cause   Cause
+}
+
+// Depth returns the delivery's depth: Next(d.Cause).
+func (d Delivery) Depth() int { return Next(d.Cause) }
+
+// Via returns how the delivery's writes came: ViaCron when a cron fire
+// row caused it, else ViaTrigger.
+func (d Delivery) Via() string {
+	if d.Cause.Op == changelog.OpFire {
+		return ViaCron
+	}
+	return ViaTrigger
+}
+
+// Provenance returns the provenance template of the rows the delivery
+// authors (changelog.WriteRequest.Provenance): actor trigger:<name>,
+// causedBy the cause's seq, and the delivery's depth.
+func (d Delivery) Provenance(requestID, traceparent string) store.Provenance {
+	return store.Provenance{
+		Actor:       Actor(d.Trigger),
+		Via:         d.Via(),
+		RequestID:   requestID,
+		Trigger:     d.Trigger,
+		Delivery:    d.ID,
+		CausedBy:    d.Cause.Seq,
+		Depth:       d.Depth(),
+		Traceparent: traceparent,
+	}
+}

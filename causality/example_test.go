@@ -1,0 +1,45 @@
+package causality_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/eddy-run/eddy/causality"
+)
+
+// The executor asks Decide about every delivery it creates.
+func ExampleDecide() {
+	api := causality.Cause{Seq: 1, Depth: 0, Op: "put"}
+	deep := causality.Cause{Seq: 40, Depth: 16, Op: "patch"}
+	fmt.Println(causality.Decide(api, 0, 0), causality.Next(api))
+	fmt.Println(causality.Decide(deep, 0, 0), causality.Next(deep))
+
+	park := causality.NewPark(causality.Delivery{Trigger: "ping", ID: "d-9", Cause: deep})
+	fmt.Println(park.Op, park.Type, park.EntityID, string(park.Payload))
+	c := park.Commit(41, time.Now())
+	fmt.Println(causality.Decide(causality.CauseOf(&c), 0, 0))
+	// Output:
+	// run 1
+	// park 17
+	// park eddy.delivery d-9 {"trigger":"ping","depth":17}
+	// park_quietly
+}
+
+// A webhook delivery carries a token; the server verifies it when the
+// webhook writes back with Eddy-Cause.
+func ExampleMint() {
+	key := []byte("a key of at least thirty-two bytes")
+	now := time.Date(2026, 8, 4, 10, 0, 0, 0, time.UTC)
+	d := causality.Delivery{Trigger: "stamp", ID: "d-1", Cause: causality.Cause{Seq: 7, Depth: 0, Op: "patch"}}
+	tok, err := causality.Mint(key, d.Claims("default", now.Add(causality.DefaultTokenTTL)))
+	if err != nil {
+		panic(err)
+	}
+	c, err := causality.Verify(key, tok, "default", now)
+	fmt.Println(c.Trigger, c.Delivery, c.CausedBy, c.Depth, err)
+	p := c.Provenance("", "")
+	fmt.Println(p.Actor, p.Via)
+	// Output:
+	// stamp d-1 7 1 <nil>
+	// trigger:stamp trigger
+}

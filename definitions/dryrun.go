@@ -1,0 +1,148 @@
+package definitions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+)
+
+// TestParams name what a dry run runs a function on.
+type TestParams struct {
+	// Seq is the committed row to run on (1..head, above the horizon).
+	Seq int64 `json:"seq"`
+	// Trigger, if set, is the name the expr variable trigger holds. The
+	// trigger need not exist.
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// TestResult is what a dry run found. Actions is set for an expr function
+// (never nil: the mutations it would apply, in order); Request for a
+// webhook (what would be sent).
+type TestResult struct {
+	Function string               `json:"function"`
+	Kind     string               `json:"kind"`
+	Seq      int64                `json:"seq"`
+	Actions  []changelog.Mutation `json:"actions,omitempty"`
+	Request  *WebhookRequest      `json:"request,omitempty"`
+}
+
+// WebhookRequest is the request a webhook delivery would send. The
+// signature is not computed: when the function has a secret, the
+// webhook-signature header shows a placeholder.
+type WebhookRequest struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// redactedSignature stands in for the signature of a dry run.
+const redactedSignature = "v1,<signed with the function's secret when sent>"
+
+// TestFunction dry-runs the function name on the commit at p.Seq: an expr
+// function is run and its actions returned (nothing is written); for a
+// webhook the request it would be sent is returned (nothing is sent). Go
+// functions run only inside the program that registers them (a
+// bad_request). A seq outside 1..head is a bad_request naming "seq"; a
+// pruned one is a *changelog.HistoryUnavailableError. An expr program that
+// fails, yields something other than actions, or writes a type it does
+// not declare is unprocessable, with details.position {line, column} when
+// the failure has one.
+func (s *Service) TestFunction(ctx context.Context, space, name string, p TestParams) (TestResult, error) {
+	f, err := s.Function(ctx, space, name)
+	if err != nil {
+		return TestResult{}, err
+	}
+	if p.Trigger != "" && !changelog.ValidTypeName(p.Trigger) {
+		return TestResult{}, problem.New(problem.BadRequest, "trigger: %q is not a valid trigger name", p.Trigger).With("field", "trigger")
+	}
+	if f.Kind == runtime.KindGo {
+		return TestResult{}, problem.New(problem.BadRequest, "go functions run only in the embedding program that registers them; function %q cannot be tested here", name)
+	}
+	c, err := s.commitAt(ctx, space, p.Seq)
+	if err != nil {
+		return TestResult{}, err
+	}
+	in := runtime.Input{Row: c.Row, Trigger: p.Trigger, Now: s.now()}
+	if len(c.Changes) > 0 {
+		in.Entity, in.Before = c.Changes[0].After, c.Changes[0].Before
+	}
+	res := TestResult{Function: name, Kind: f.Kind, Seq: p.Seq}
+	if f.Kind == runtime.KindWebhook {
+		res.Request, err = webhookRequest(f, p.Seq, in)
+		return res, err
+	}
+	ms, err := f.RunExpr(ctx, in)
+	if err != nil {
+		return TestResult{}, runError(ctx, err)
+	}
+	res.Actions = ms
+	if res.Actions == nil {
+		res.Actions = []changelog.Mutation{}
+	}
+	return res, nil
+}
+
+// commitAt returns the commit at seq.
+func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.Commit, error) {
+	sp, err := s.log.Space(ctx, space)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if seq < 1 || seq > sp.Head {
+		return store.Commit{}, problem.New(problem.BadRequest, "seq: %d is not a committed seq (want 1..%d)", seq, sp.Head).
+			With("field", "seq").With("head", sp.Head)
+	}
+	page, err := s.log.Pull(ctx, space, seq-1, 1)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if len(page.Commits) == 0 || page.Commits[0].Seq != seq {
+		return store.Commit{}, fmt.Errorf("pull seq %d: commit missing", seq)
+	}
+	return page.Commits[0], nil
+}
+
+// webhookRequest builds what a delivery of in to the webhook f would send.
+func webhookRequest(f *runtime.Function, seq int64, in runtime.Input) (*WebhookRequest, error) {
+	id := "test_" + strconv.FormatInt(seq, 10)
+	body, err := runtime.BuildRequest(id, in.Row, in.Entity, in.Before)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	if err := runtime.SetHeaders(h, "", id, in.Now, body); err != nil {
+		return nil, err
+	}
+	headers := map[string]string{
+		"content-type":          "application/json",
+		runtime.HeaderID:        h.Get(runtime.HeaderID),
+		runtime.HeaderTimestamp: h.Get(runtime.HeaderTimestamp),
+	}
+	if f.Secret != "" {
+		headers[runtime.HeaderSignature] = redactedSignature
+	}
+	return &WebhookRequest{Method: http.MethodPost, URL: f.URL, Headers: headers, Body: body}, nil
+}
+
+// runError maps a failed expr run onto the catalogue: unprocessable, with
+// the position of an *runtime.EvalError. A canceled request stays as is.
+func runError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ee *runtime.EvalError
+	if errors.As(err, &ee) {
+		return problem.New(problem.Unprocessable, "function failed at line %d, column %d: %s", ee.Line, ee.Column, ee.Message).
+			With("position", map[string]int{"line": ee.Line, "column": ee.Column})
+	}
+	return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
+}

@@ -1,0 +1,135 @@
+package definitions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+)
+
+// PutFunction validates raw as the definition of the function name (see
+// runtime.ParseFunction; an expr function's code is compiled here) and
+// stores its canonical form, creating or replacing it. created reports
+// whether it was new. The returned function holds its secret; show
+// clients its Public view.
+func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byte) (f *runtime.Function, created bool, err error) {
+	if err := s.checkSpace(ctx, space); err != nil {
+		return nil, false, err
+	}
+	f, err = runtime.ParseFunction(name, raw)
+	if err != nil {
+		return nil, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	created, err = s.put(ctx, space, store.DefFunction, name, f)
+	if err != nil {
+		return nil, false, err
+	}
+	return f, created, nil
+}
+
+// Function returns the function name of a space (not_found if absent).
+func (s *Service) Function(ctx context.Context, space, name string) (*runtime.Function, error) {
+	raw, err := s.get(ctx, space, store.DefFunction, name)
+	if err != nil {
+		return nil, err
+	}
+	return parseStoredFunction(name, raw)
+}
+
+// Functions returns a space's functions ordered by name.
+func (s *Service) Functions(ctx context.Context, space string) ([]*runtime.Function, error) {
+	if err := s.checkSpace(ctx, space); err != nil {
+		return nil, err
+	}
+	ds, err := s.list(ctx, space, store.DefFunction)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*runtime.Function, 0, len(ds))
+	for _, d := range ds {
+		f, err := parseStoredFunction(d.Name, d.Def)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// DeleteFunction removes a function. A function that triggers still name
+// is not deleted: the answer is a conflict with details.triggers listing
+// them (delete or change those triggers first).
+func (s *Service) DeleteFunction(ctx context.Context, space, name string) error {
+	if _, err := s.get(ctx, space, store.DefFunction, name); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	users, err := s.triggersUsing(ctx, space, name)
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 {
+		return problem.New(problem.Conflict, "function %q is used by trigger(s) %q; delete or change them first", name, users).
+			With("triggers", users)
+	}
+	return s.delete(ctx, space, store.DefFunction, name)
+}
+
+// triggersUsing returns the names of the triggers naming function, sorted.
+func (s *Service) triggersUsing(ctx context.Context, space, function string) ([]string, error) {
+	ds, err := s.list(ctx, space, store.DefTrigger)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range ds {
+		var peek struct {
+			Function string `json:"function"`
+		}
+		if err := json.Unmarshal(d.Def, &peek); err != nil {
+			return nil, fmt.Errorf("decode stored trigger %s: %w", d.Name, err)
+		}
+		if peek.Function == function {
+			out = append(out, d.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// functionWrites returns the declared writes of every function of a
+// space, keyed by function name, read from their stored canonical JSON.
+func (s *Service) functionWrites(ctx context.Context, space string) (map[string][]string, error) {
+	ds, err := s.list(ctx, space, store.DefFunction)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string, len(ds))
+	for _, d := range ds {
+		var peek struct {
+			Writes []string `json:"writes"`
+		}
+		if err := json.Unmarshal(d.Def, &peek); err != nil {
+			return nil, fmt.Errorf("decode stored function %s: %w", d.Name, err)
+		}
+		out[d.Name] = peek.Writes
+	}
+	return out, nil
+}
+
+// parseStoredFunction parses a stored definition; a failure is an
+// internal error, not the caller's bad request.
+func parseStoredFunction(name string, raw []byte) (*runtime.Function, error) {
+	f, err := runtime.ParseFunction(name, raw)
+	if err != nil {
+		return nil, fmt.Errorf("stored function %s does not parse: %s", name, err.Error())
+	}
+	return f, nil
+}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/problem"
+)
+
+// causes answers GET .../changes/{seq}/causes with the causal chain of a
+// row: {"seq": N, "chain": [{"seq", "depth", "trigger"?, "delivery"?}, ...]}
+// from the row itself to its root (depth 0), or to a cause below the
+// horizon, shown as {"seq": M, "pruned": true}. It is for trusted readers:
+// an admin or a token with scope log:read.
+func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	p, err := authorize(r, space, accessRead)
+	if err != nil {
+		return err
+	}
+	if !p.Has(auth.ScopeLogRead) {
+		return forbidden("the causal chain needs scope %s", auth.ScopeLogRead)
+	}
+	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
+		return err
+	}
+	seq, err := s.causeSeq(r, space)
+	if err != nil {
+		return err
+	}
+	ch, err := causality.Walk(r.Context(), s.log.Store(), space, seq, causality.MaxDepth)
+	if err != nil {
+		return err
+	}
+	if !canReadCommit(p, &ch.Start) {
+		return forbidden("token may not read row %d", seq)
+	}
+	s.writeJSON(w, r, http.StatusOK, ch)
+	return nil
+}
+
+// causeSeq reads {seq}: a seq of the space, 1..head, not pruned.
+func (s *Server) causeSeq(r *http.Request, space string) (int64, error) {
+	v := r.PathValue("seq")
+	seq, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || seq < 1 {
+		return 0, problem.Param("seq", "%q is not a row seq (want an integer >= 1)", v)
+	}
+	sp, err := s.log.Space(r.Context(), space)
+	if err != nil {
+		return 0, err
+	}
+	if seq > sp.Head {
+		return 0, problem.Param("seq", "%d is ahead of the head %d", seq, sp.Head).With("head", sp.Head)
+	}
+	if seq <= sp.Horizon {
+		return 0, problem.New(problem.Compacted, "row %d was pruned: the horizon is %d", seq, sp.Horizon).With("horizon", sp.Horizon)
+	}
+	return seq, nil
+}
