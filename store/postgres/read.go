@@ -134,38 +134,65 @@ func (s *Store) Rows(ctx context.Context, p store.RowsParams) ([]store.Row, erro
 	return out, wrap("rows", err)
 }
 
-// rowsQuery builds the SQL for Rows: only the conditions the filter sets
-// appear, so each shape gets its own plan (entity-scoped reads use the
-// (space, entity_type, entity_id, seq) index).
+// rowsQuery builds the SQL for Rows, in one of two shapes whose plans do
+// not depend on statistics (tables read before ANALYZE, generic plans of
+// cached statements):
+//
+//   - An entity-scoped read bounds seq only inside row comparisons led by
+//     (entity_type, entity_id), which commits_entity_idx can use and
+//     commits_pkey cannot, so it probes the entity's slice of the window.
+//   - Any other read walks commits_pkey over the window in page order and
+//     filters what it walks: the window query sits behind OFFSET 0, which
+//     keeps the planner from pushing the filter into it, so it can neither
+//     scan commits_entity_idx for a type across the whole space nor
+//     bitmap-scan and sort the window when it misjudges the filter. The
+//     window is at most changelog's MaxScan seqs wide, so the walk is
+//     bounded however few rows match.
 func rowsQuery(p store.RowsParams) (string, []any) {
-	var sb strings.Builder
-	args := []any{p.Space, p.Lo, p.Hi}
-	sb.WriteString("SELECT " + rowColumns + " FROM commits WHERE space = $1 AND seq > $2 AND seq <= $3")
-	cond := func(format string, v any) {
-		args = append(args, v)
-		fmt.Fprintf(&sb, format, len(args))
+	order := " ORDER BY seq"
+	if p.Desc {
+		order = " ORDER BY seq DESC"
 	}
-	list := func(format string, v []string) {
-		if len(v) > 0 {
-			cond(format, v)
+	args := []any{p.Space, p.Lo, p.Hi}
+	conds := rowConds(p.Filter, &args)
+	var sb strings.Builder
+	if f := p.Filter; f.EntityType != "" {
+		args = append(args, f.EntityType, f.EntityID)
+		t, id := len(args)-1, len(args)
+		fmt.Fprintf(&sb, "SELECT %s FROM commits WHERE space = $1 AND entity_type = $%d AND entity_id = $%d"+
+			" AND (entity_type, entity_id, seq) > ($%[2]d, $%[3]d, $2)"+
+			" AND (entity_type, entity_id, seq) <= ($%[2]d, $%[3]d, $3)", rowColumns, t, id)
+		for _, c := range conds {
+			sb.WriteString(" AND " + c)
+		}
+	} else {
+		sb.WriteString("SELECT " + rowColumns + " FROM (SELECT " + rowColumns +
+			" FROM commits WHERE space = $1 AND seq > $2 AND seq <= $3" + order + " OFFSET 0) w")
+		if len(conds) > 0 {
+			sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
 		}
 	}
-	f := p.Filter
-	list(" AND entity_type = ANY($%d)", f.Types)
-	list(" AND op = ANY($%d)", f.Ops)
-	list(" AND actor = ANY($%d)", f.Actors)
-	list(" AND entity_type <> ALL($%d)", f.ExcludeTypes)
-	list(" AND op <> ALL($%d)", f.ExcludeOps)
-	list(" AND actor <> ALL($%d)", f.ExcludeActors)
-	if f.EntityType != "" {
-		cond(" AND entity_type = $%d", f.EntityType)
-		cond(" AND entity_id = $%d", f.EntityID)
-	}
-	if p.Desc {
-		sb.WriteString(" ORDER BY seq DESC")
-	} else {
-		sb.WriteString(" ORDER BY seq")
-	}
-	cond(" LIMIT $%d", limitArg(p.Limit))
+	args = append(args, limitArg(p.Limit))
+	fmt.Fprintf(&sb, "%s LIMIT $%d", order, len(args))
 	return sb.String(), args
+}
+
+// rowConds returns the list conditions f sets (not its entity), appending
+// their arguments to args; a condition's placeholder is its argument's
+// position.
+func rowConds(f store.RowFilter, args *[]any) []string {
+	var conds []string
+	list := func(format string, v []string) {
+		if len(v) > 0 {
+			*args = append(*args, v)
+			conds = append(conds, fmt.Sprintf(format, len(*args)))
+		}
+	}
+	list("entity_type = ANY($%d)", f.Types)
+	list("op = ANY($%d)", f.Ops)
+	list("actor = ANY($%d)", f.Actors)
+	list("entity_type <> ALL($%d)", f.ExcludeTypes)
+	list("op <> ALL($%d)", f.ExcludeOps)
+	list("actor <> ALL($%d)", f.ExcludeActors)
+	return conds
 }
