@@ -230,14 +230,17 @@ const (
 )
 
 // queue adds to b the statements writing the buffered rows of space and,
-// when commits were appended (last > head), the head update and the
-// NOTIFY. The caller queues COMMIT.
-func (w *pending) queue(b *pgx.Batch, space string, last, head int64) {
+// when commits were appended (last > head), the NOTIFY and, with setHead,
+// the head update (an optimistic transaction's claim already moved it).
+// The caller queues COMMIT.
+func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bool) {
 	w.commits.queue(b, space)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
 	if last > head {
-		b.Queue(setHeadQ, space, last)
+		if setHead {
+			b.Queue(setHeadQ, space, last)
+		}
 		b.Queue(notifyQ, space, last)
 	}
 }

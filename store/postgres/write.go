@@ -233,10 +233,11 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 		return tx.failed
 	}
 	b := &pgx.Batch{}
+	last := tx.next - 1
 	if tx.expect != nil {
-		queueExpect(b, tx.expect)
+		queueExpect(b, tx.expect, last)
 	}
-	tx.w.queue(b, tx.space.ID, tx.next-1, tx.space.Head)
+	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrap("commit", err)
