@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/problem"
@@ -15,9 +14,13 @@ import (
 // Log is the changelog service over one store: it appends commits through
 // a group committer per space and reads them back.
 type Log struct {
-	st     store.Store
-	opts   Options
-	closed atomic.Bool
+	st   store.Store
+	opts Options
+
+	// life is read-held by every Write for its duration; Close takes it
+	// exclusively, so it returns only after in-flight writes finish.
+	life   sync.RWMutex
+	closed bool // guarded by life
 
 	mu         sync.Mutex
 	committers map[string]*committer // by space; guarded by mu
@@ -43,9 +46,12 @@ func New(st store.Store, opts Options) *Log {
 	return &Log{st: st, opts: opts, committers: make(map[string]*committer)}
 }
 
-// Close refuses new writes. Writes already queued finish normally.
+// Close refuses new writes and returns once the writes already under way
+// have finished. It is idempotent.
 func (l *Log) Close() error {
-	l.closed.Store(true)
+	l.life.Lock()
+	defer l.life.Unlock()
+	l.closed = true
 	return nil
 }
 

@@ -21,7 +21,9 @@ var groupTimeout = 30 * time.Second
 // consecutive commits, each with its own receipt; with Atomic, all or
 // nothing. Bad mutations are bad_request and nothing is applied.
 func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) {
-	if l.closed.Load() {
+	l.life.RLock()
+	defer l.life.RUnlock()
+	if l.closed {
 		return WriteResult{}, problem.New(problem.Unavailable, "the log is shutting down")
 	}
 	if len(req.Mutations) == 0 {
