@@ -17,6 +17,7 @@ import (
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
+	"github.com/eddy-run/eddy/telemetry"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -65,6 +66,7 @@ type Eddy struct {
 	auth    *auth.Service
 	hub     *watch.Hub
 	defs    *definitions.Service
+	tel     *telemetry.Telemetry
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,8 +94,14 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
 	}
 	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st)}
-	// The log's commits wake the hub; the hub reads through the log.
-	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify})
+	// The watchers gauge reads the hub at scrape time, after Open.
+	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("telemetry: %w", err), st.Close())
+	}
+	// The log's commits wake the hub and feed the metrics; the hub reads
+	// through the log.
+	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
 	e.defs = definitions.New(e.log, definitions.Options{})
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
@@ -173,6 +181,10 @@ func (e *Eddy) notify(space string, head int64) { e.hub.Notify(space, head) }
 // frame.
 func (e *Eddy) Hub() *watch.Hub { return e.hub }
 
+// Telemetry returns the process's metrics: pass it to
+// server.Config.Metrics to record requests and serve GET /metrics.
+func (e *Eddy) Telemetry() *telemetry.Telemetry { return e.tel }
+
 // Log returns the changelog service.
 func (e *Eddy) Log() *changelog.Log { return e.log }
 
@@ -191,8 +203,8 @@ func (e *Eddy) DataDir() string { return e.dataDir }
 
 // Close stops the watch hub (ending its streams with the terminal
 // unavailable frame, waiting up to 5s), stops the changelog's committers,
-// then closes the store. It is safe to call more than once; later calls
-// return the first result.
+// closes the store, then shuts the metrics down. It is safe to call more
+// than once; later calls return the first result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
@@ -206,6 +218,9 @@ func (e *Eddy) Close() error {
 		}
 		if err := e.st.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
+		if err := e.tel.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop telemetry: %w", err))
 		}
 		e.closeErr = errors.Join(errs...)
 	})

@@ -34,6 +34,24 @@ type Options struct {
 	// OnCommit, if set, is called after every committed write transaction
 	// with the space and its new head. It must not block.
 	OnCommit func(space string, head int64)
+	// Observe, if set, is called after every group transaction, committed
+	// or failed, with what it did (for metrics). It must not block.
+	Observe func(GroupStats)
+}
+
+// GroupStats describes one group commit transaction, for Options.Observe.
+type GroupStats struct {
+	Space string
+	// Requests is the number of write requests the group carried.
+	Requests int
+	// Commits is the number of commits it appended (0 when it failed).
+	Commits int
+	// Rejections is the number of rejected receipts it answered.
+	Rejections int
+	// Duration runs from the first WriteBegin to Commit returning.
+	Duration time.Duration
+	// Err is why the transaction failed; nil when it committed.
+	Err error
 }
 
 // WriteRequest is one request's mutations, applied in order as

@@ -53,7 +53,10 @@ func withIndex(err error, i int) error {
 func (l *Log) runGroup(group []*pending) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
 	defer cancel()
-	results, head, err := l.commitGroup(ctx, group)
+	stats := GroupStats{Space: group[0].req.Space, Requests: len(group)}
+	start := time.Now()
+	results, head, err := l.commitGroup(ctx, group, &stats)
+	l.observe(stats, start, results, err)
 	if err != nil && len(group) > 1 {
 		for _, p := range group {
 			l.runGroup([]*pending{p})
@@ -73,16 +76,34 @@ func (l *Log) runGroup(group []*pending) {
 	}
 }
 
+// observe hands the stats of one group transaction to Options.Observe.
+func (l *Log) observe(stats GroupStats, start time.Time, results []WriteResult, err error) {
+	if l.opts.Observe == nil {
+		return
+	}
+	stats.Duration = time.Since(start)
+	stats.Err = err
+	for _, res := range results {
+		for _, r := range res.Receipts {
+			if r.Status == store.ReceiptRejected {
+				stats.Rejections++
+			}
+		}
+	}
+	l.opts.Observe(stats)
+}
+
 // commitGroup applies every request of a group in one write transaction.
 // It returns the results in order and the new head (0 if nothing was
 // appended). When this process's last commit to the space predicts the
 // group's reads, the transaction starts optimistically (one round trip on
 // PostgreSQL); a stale prediction falls back to reading under the lock.
-func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult, int64, error) {
+// It counts the commits it appends in stats.
+func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	params := beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow))
 	if tx, schemas := l.beginOptimistic(ctx, params, group); tx != nil {
-		results, head, err := l.commitTx(ctx, tx, schemas, group)
+		results, head, err := l.commitTx(ctx, tx, schemas, group, stats)
 		if !errors.Is(err, store.ErrStale) {
 			return results, head, err
 		}
@@ -91,7 +112,7 @@ func (l *Log) commitGroup(ctx context.Context, group []*pending) ([]WriteResult,
 	if err != nil {
 		return nil, 0, err
 	}
-	return l.commitTx(ctx, tx, schemas, group)
+	return l.commitTx(ctx, tx, schemas, group, stats)
 }
 
 // beginOptimistic opens a transaction predicted from the write cache, or
@@ -119,7 +140,7 @@ func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, gro
 
 // commitTx applies the group in tx and commits it, remembering the state
 // it leaves for the next group's prediction.
-func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending) ([]WriteResult, int64, error) {
+func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
@@ -136,6 +157,7 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 		return nil, 0, fmt.Errorf("commit: %w", err)
 	}
 	l.cache.remember(space, g.head, tx.Space().SchemaVersion, g.records)
+	stats.Commits = int(g.head - tx.Space().Head)
 	if g.head == tx.Space().Head {
 		return results, 0, nil
 	}

@@ -69,12 +69,15 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-// withAccessLog logs one line per request.
+// withAccessLog logs one line per request and records it in the metrics.
 func (s *Server) withAccessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		if s.metrics != nil {
+			s.metrics.ObserveHTTP(r.Method, s.route(r, rec), rec.status(), time.Since(start))
+		}
 		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
 			slog.String("request_id", requestID(r.Context())),
 			slog.String("method", r.Method),
@@ -87,13 +90,29 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status and size of a response, and the
-// token that made the request (set by withAuth).
+// route returns the metrics route of a request: the pattern that served
+// it (recorded by dispatch, else matched now, for requests refused
+// before routing) without its method, "" when none matches.
+func (s *Server) route(r *http.Request, rec *statusRecorder) string {
+	pattern := rec.pattern
+	if pattern == "" {
+		_, pattern = s.mux.Handler(r)
+	}
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return path
+	}
+	return pattern
+}
+
+// statusRecorder remembers the status and size of a response, the token
+// that made the request (set by withAuth) and the pattern that routed it
+// (set by dispatch).
 type statusRecorder struct {
 	http.ResponseWriter
 	code    int
 	bytes   int64
 	tokenID string
+	pattern string
 }
 
 func (rec *statusRecorder) WriteHeader(code int) {
@@ -168,11 +187,11 @@ func (s *Server) withBodyLimit(next http.Handler) http.Handler {
 	})
 }
 
-// withAuth authenticates every request but the health probes with its
-// bearer token. There is no anonymous access.
+// withAuth authenticates every request but the health probes and the
+// metrics with its bearer token. There is no other anonymous access.
 func (s *Server) withAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		if s.unauthenticated(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -186,6 +205,12 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	})
+}
+
+// unauthenticated reports whether path is served without a token: the
+// health probes, and /metrics when metrics are configured.
+func (s *Server) unauthenticated(path string) bool {
+	return path == "/healthz" || path == "/readyz" || (path == "/metrics" && s.metrics != nil)
 }
 
 // authenticate reads "Authorization: Bearer <token>".

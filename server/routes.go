@@ -6,6 +6,9 @@ import "net/http"
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
+	if s.metrics != nil {
+		s.mux.Handle("GET /metrics", s.metrics.Handler())
+	}
 
 	s.handle("GET /api/v1", s.discovery)
 	s.handle("GET /api/v1/spaces/{space}", s.getSpace)
@@ -60,7 +63,11 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 // dispatch routes a request. Requests no pattern serves (404, 405) are
 // answered with problem objects instead of the mux's plain text.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	_, pattern := s.mux.Handler(r)
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.pattern = pattern
+	}
+	if pattern == "" {
 		w = &unroutedWriter{ResponseWriter: w, s: s, r: r}
 	}
 	s.mux.ServeHTTP(w, r)

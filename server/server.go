@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
@@ -27,6 +28,20 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
 	// are payload_too_large.
 	MaxBodyBytes int64
+	// Metrics, if set, records every request and serves GET /metrics
+	// WITHOUT authentication, like /healthz: bind the server to loopback
+	// or protect /metrics at the proxy.
+	Metrics Metrics
+}
+
+// Metrics records HTTP request metrics and serves them
+// (telemetry.Telemetry implements it).
+type Metrics interface {
+	// ObserveHTTP records one request: route is the ServeMux pattern
+	// that served it without its method, "" when none did.
+	ObserveHTTP(method, route string, status int, elapsed time.Duration)
+	// Handler serves the metrics at GET /metrics.
+	Handler() http.Handler
 }
 
 // Server serves eddy's HTTP API.
@@ -38,6 +53,7 @@ type Server struct {
 	logger  *slog.Logger
 	version string
 	maxBody int64
+	metrics Metrics
 	mux     *http.ServeMux
 	handler http.Handler
 }
@@ -52,6 +68,7 @@ func New(cfg Config) *Server {
 		logger:  cfg.Logger,
 		version: cfg.Version,
 		maxBody: cfg.MaxBodyBytes,
+		metrics: cfg.Metrics,
 		mux:     http.NewServeMux(),
 	}
 	if s.logger == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -102,6 +103,7 @@ type Hub struct {
 
 	stopping chan struct{}  // closed by the first Stop
 	streams  sync.WaitGroup // open streams
+	open     atomic.Int64   // open streams, for Watchers
 	loops    sync.WaitGroup // space loops and the listener
 
 	// Lock order: mu before spaceHub.mu.
@@ -229,8 +231,18 @@ func (h *Hub) enter() bool {
 		return false
 	}
 	h.streams.Add(1)
+	h.open.Add(1)
 	return true
 }
+
+// exit unregisters a stream enter registered.
+func (h *Hub) exit() {
+	h.open.Add(-1)
+	h.streams.Done()
+}
+
+// Watchers returns the number of open watch streams.
+func (h *Hub) Watchers() int { return int(h.open.Load()) }
 
 // space returns the space hub of space, starting it on first use.
 func (h *Hub) space(space string) *spaceHub {

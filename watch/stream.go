@@ -42,7 +42,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	}
 	from, caughtUp, err := h.position(r.Context(), p)
 	if err != nil {
-		h.streams.Done()
+		h.exit()
 		return err
 	}
 	hdr := w.Header()
@@ -53,12 +53,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	if s, ok := hijack(w, r, h.takeover); ok {
 		wt.sink = s
 		go func() {
-			defer h.streams.Done()
+			defer h.exit()
 			wt.serve(h.ctx, caughtUp)
 		}()
 		return nil
 	}
-	defer h.streams.Done()
+	defer h.exit()
 	w.WriteHeader(http.StatusOK)
 	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
 	wt.serve(r.Context(), caughtUp)

@@ -81,7 +81,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Logger: logger, Version: version}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
