@@ -52,6 +52,13 @@ type Config struct {
 	// Heartbeat is how long a watch stream may stay silent before it
 	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
 	Heartbeat time.Duration
+	// Retention is the policy the background housekeeper prunes every
+	// space with; the zero value prunes nothing. Receipts past the
+	// idempotency window are expired either way.
+	Retention changelog.Retention
+	// HousekeepInterval is how often housekeeping runs (default
+	// changelog.DefaultHousekeepInterval, 1m).
+	HousekeepInterval time.Duration
 }
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
@@ -63,6 +70,7 @@ type Eddy struct {
 	dataDir string
 	st      store.Store
 	log     *changelog.Log
+	hk      *changelog.Housekeeper
 	auth    *auth.Service
 	hub     *watch.Hub
 	defs    *definitions.Service
@@ -73,8 +81,9 @@ type Eddy struct {
 }
 
 // Open creates the data directory, opens the store the config selects,
-// runs its migrations, builds the changelog and auth services and makes
-// sure the space "default" exists. On error nothing is left open.
+// runs its migrations, builds the changelog and auth services, makes sure
+// the space "default" exists and starts the watch hub and the retention
+// housekeeper (Config.Retention). On error nothing is left open.
 func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = DefaultDataDir
@@ -104,11 +113,15 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
 	e.defs = definitions.New(e.log, definitions.Options{})
+	e.hk = changelog.NewHousekeeper(e.log, cfg.Retention, cfg.HousekeepInterval, logger)
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
 	}
 	if err := e.hub.Start(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("start watch hub: %w", err), e.Close())
+	}
+	if err := e.hk.Start(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("start housekeeper: %w", err), e.Close())
 	}
 	logger.Debug("eddy opened", "driver", driver, "dataDir", cfg.DataDir)
 	return e, nil
@@ -202,9 +215,10 @@ func (e *Eddy) Store() store.Store { return e.st }
 func (e *Eddy) DataDir() string { return e.dataDir }
 
 // Close stops the watch hub (ending its streams with the terminal
-// unavailable frame, waiting up to 5s), stops the changelog's committers,
-// closes the store, then shuts the metrics down. It is safe to call more
-// than once; later calls return the first result.
+// unavailable frame, waiting up to 5s), stops the housekeeper (letting a
+// pass in progress finish within the same 5s), stops the changelog's
+// committers, closes the store, then shuts the metrics down. It is safe
+// to call more than once; later calls return the first result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
@@ -212,6 +226,9 @@ func (e *Eddy) Close() error {
 		defer cancel()
 		if err := e.hub.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
+		}
+		if err := e.hk.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop housekeeper: %w", err))
 		}
 		if err := e.log.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close log: %w", err))

@@ -269,6 +269,14 @@ type Store interface {
 	// SpacePrune deletes commits with seq <= through and moves the horizon
 	// to through. It never touches the head.
 	SpacePrune(ctx context.Context, id string, through int64) (Space, error)
+	// SpaceSeqBefore returns how far a max-age retention may prune a
+	// space: walking its retained commits (seq > horizon) in seq order,
+	// the seq just before the first commit whose ts is not before before,
+	// or the head when every retained commit is older (the horizon when
+	// the first one is not). Commit timestamps need not be monotonic, so
+	// the walk stops at the first younger commit. ErrNotFound if the
+	// space is missing.
+	SpaceSeqBefore(ctx context.Context, space string, before time.Time) (int64, error)
 
 	// TypeDefPut stores a type definition and bumps the space's schema
 	// version.
@@ -325,6 +333,11 @@ type Store interface {
 	TokenList(ctx context.Context) ([]Token, error)
 	// TokenDelete revokes a token; ErrNotFound if absent.
 	TokenDelete(ctx context.Context, id string) error
+
+	// ReceiptsExpire deletes at most limit stored receipts, of every
+	// space, created before before, oldest first, and returns how many it
+	// deleted. A limit below 1 deletes nothing.
+	ReceiptsExpire(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // WriteBeginParams names what a write transaction reads up front.

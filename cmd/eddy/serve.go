@@ -17,6 +17,7 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/server"
 )
 
@@ -26,6 +27,10 @@ type serveOptions struct {
 	database        string
 	shutdownTimeout time.Duration
 	heartbeat       time.Duration
+
+	retainAge         time.Duration
+	retainRows        int64
+	housekeepInterval time.Duration
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -38,23 +43,58 @@ at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
 PostgreSQL. Migrations run at start. On first start an admin token is
 created, written to <data>/admin.token (mode 0600) and printed.
 
+Retention: --retain-age and --retain-rows prune every space's log in the
+background, every --housekeep-interval (default: no pruning; when both are
+set, the one that prunes further wins). Receipts older than the idempotency
+window (24h) are deleted either way.
+
 SIGINT or SIGTERM shuts down gracefully: watch streams end first with the
 terminal frame {"error":{"code":"unavailable",...}}, then in-flight requests
 get up to --shutdown-timeout, then the store is closed.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			if o.heartbeat <= 0 {
-				return usagef("--heartbeat must be positive")
+			if err := o.validate(); err != nil {
+				return err
 			}
 			return a.serve(cmd.Context(), o)
 		}),
 	}
+	o.bind(cmd, a.getenv)
+	return cmd
+}
+
+// bind defines the flags of eddy serve on cmd, bound to o.
+func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7070", "address to listen on")
-	f.StringVar(&o.database, "database", a.getenv("EDDY_DATABASE_URL"), "database URL: postgres://... (default: embedded SQLite in --data; env EDDY_DATABASE_URL)")
+	f.StringVar(&o.database, "database", getenv("EDDY_DATABASE_URL"), "database URL: postgres://... (default: embedded SQLite in --data; env EDDY_DATABASE_URL)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests to finish")
 	f.DurationVar(&o.heartbeat, "heartbeat", 15*time.Second, "how long a watch stream may stay idle before the server sends the heartbeat {}")
-	return cmd
+	f.DurationVar(&o.retainAge, "retain-age", 0, "prune commits older than this, e.g. 720h (default 0: keep)")
+	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
+	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
+}
+
+// validate checks the flag values a usage error must reject.
+func (o *serveOptions) validate() error {
+	switch {
+	case o.heartbeat <= 0:
+		return usagef("--heartbeat must be positive")
+	case o.retainAge < 0:
+		return usagef("--retain-age must not be negative")
+	case o.retainRows < 0:
+		return usagef("--retain-rows must not be negative")
+	case o.housekeepInterval <= 0:
+		return usagef("--housekeep-interval must be positive")
+	}
+	return nil
+}
+
+// config is the eddy.Config the options select.
+func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
+	return eddy.Config{DataDir: data, DatabaseURL: o.database, Logger: logger, Heartbeat: o.heartbeat,
+		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
+		HousekeepInterval: o.housekeepInterval}
 }
 
 // serve runs the server until ctx ends or SIGINT/SIGTERM arrives.
@@ -63,7 +103,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
 
-	e, err := eddy.Open(ctx, eddy.Config{DataDir: a.data, DatabaseURL: o.database, Logger: logger, Heartbeat: o.heartbeat})
+	e, err := eddy.Open(ctx, o.config(a.data, logger))
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("Expect", func(t *testing.T) { t.Parallel(); testRawExpect(t, open) })
 	t.Run("Definitions", func(t *testing.T) { t.Parallel(); testRawDefinitions(t, open) })
 	t.Run("Secrets", func(t *testing.T) { t.Parallel(); testRawSecrets(t, open) })
+	t.Run("Housekeeping", func(t *testing.T) { t.Parallel(); testHousekeeping(t, open) })
 }
 
 var ctx0 = context.Background()

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/changelog"
+)
+
+// TestServeRetentionFlags checks that the retention flags parse into the
+// eddy.Config serve opens, with no pruning by default.
+func TestServeRetentionFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		want     changelog.Retention
+		interval time.Duration
+	}{
+		{"defaults", nil, changelog.Retention{}, time.Minute},
+		{"all", []string{"--retain-age", "720h", "--retain-rows", "1000000", "--housekeep-interval", "30s"},
+			changelog.Retention{MaxAge: 720 * time.Hour, MaxRows: 1_000_000}, 30 * time.Second},
+		{"rows only", []string{"--retain-rows=5"}, changelog.Retention{MaxRows: 5}, time.Minute},
+	}
+	for _, tt := range tests {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, func(string) string { return "" })
+		if err := cmd.ParseFlags(tt.args); err != nil {
+			t.Fatalf("%s: parse: %v", tt.name, err)
+		}
+		if err := o.validate(); err != nil {
+			t.Fatalf("%s: validate: %v", tt.name, err)
+		}
+		cfg := o.config("d", nil)
+		if cfg.Retention != tt.want || cfg.HousekeepInterval != tt.interval || cfg.DataDir != "d" {
+			t.Errorf("%s: config retention %+v every %s, want %+v every %s", tt.name, cfg.Retention, cfg.HousekeepInterval, tt.want, tt.interval)
+		}
+	}
+}
+
+// TestServeRetentionFlagsInvalid checks that bad values are usage errors
+// before anything opens.
+func TestServeRetentionFlagsInvalid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--retain-age", "-1h"}, "--retain-age must not be negative"},
+		{[]string{"--retain-rows", "-1"}, "--retain-rows must not be negative"},
+		{[]string{"--housekeep-interval", "0s"}, "--housekeep-interval must be positive"},
+		{[]string{"--retain-rows", "many"}, "invalid argument"},
+	}
+	for _, tt := range tests {
+		var stderr strings.Builder
+		a := &app{stdout: io.Discard, stderr: &stderr, stdin: strings.NewReader(""), getenv: func(string) string { return "" }}
+		args := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, tt.args...)
+		if code := a.run(context.Background(), args); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), exitUsage, tt.want)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+const (
+	// sqlSeqBefore walks the retained commits of a space in seq order and
+	// stops at the first one not older than ?2; it reads the space row in
+	// the same statement, so head and commits agree.
+	sqlSeqBefore = `SELECT coalesce((SELECT c.seq - 1 FROM commits AS c
+WHERE c.space = s.id AND c.seq > s.horizon AND c.ts >= ?2 ORDER BY c.seq LIMIT 1), s.head)
+FROM spaces AS s WHERE s.id = ?1`
+
+	// sqlExpireReceipts deletes the oldest receipts created before ?1, at
+	// most ?2 of them, through the receipts_created index.
+	sqlExpireReceipts = `DELETE FROM receipts WHERE (space, mutation_id) IN (
+SELECT space, mutation_id FROM receipts WHERE created_at < ?1 ORDER BY created_at LIMIT ?2)`
+)
+
+// SpaceSeqBefore returns the last seq before the first retained commit not
+// older than before, or the head when every retained commit is older;
+// ErrNotFound if the space is missing.
+func (s *Store) SpaceSeqBefore(ctx context.Context, space string, before time.Time) (int64, error) {
+	row, err := s.rqueryRow(ctx, sqlSeqBefore, space, micros(before))
+	if err != nil {
+		return 0, wrap("space seq before", err)
+	}
+	var seq int64
+	return seq, wrap("space seq before", row.Scan(&seq))
+}
+
+// ReceiptsExpire deletes at most limit stored receipts created before
+// before, oldest first, and returns how many it deleted.
+func (s *Store) ReceiptsExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, nil
+	}
+	var n int64
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, sqlExpireReceipts, micros(before), limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), wrap("expire receipts", err)
+}
