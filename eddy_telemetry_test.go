@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestTelemetryWired(t *testing.T) {
 		t.Fatalf("write: %v", err)
 	}
 	rec := httptest.NewRecorder()
-	e.Telemetry().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	e.Telemetry().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{"\neddy_commits_total 1\n", "\neddy_watchers 0\n"} {
 		if !strings.Contains(string(body), want) {

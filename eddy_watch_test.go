@@ -39,7 +39,7 @@ func TestHubWired(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { _ = e.Close() }) // runs before srv.Close
 
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v1/spaces/default/changes?watch=1", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/spaces/default/changes?watch=1", nil)
 	req.Header.Set("Authorization", "Bearer "+secret)
 	res, err := srv.Client().Do(req)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"os"
 
 	"github.com/eddy-run/eddy"
@@ -18,13 +17,13 @@ func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "eddy-example")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer os.RemoveAll(dir)
 
 	e, err := eddy.Open(ctx, eddy.Config{DataDir: dir})
 	if err != nil {
-		log.Fatal(err)
+		panic(err) // unlike log.Fatal, panic runs the deferred cleanup
 	}
 	defer e.Close()
 
@@ -37,13 +36,13 @@ func ExampleOpen() {
 		Provenance: store.Provenance{Actor: "owner", Via: "api"},
 	})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println("receipt:", res.Receipts[0].Status, "seq", res.LastSeq)
 
 	page, err := e.Log().Read(ctx, eddy.DefaultSpace, 0, changelog.Filter{}, 10)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	for _, r := range page.Rows {
 		fmt.Println(r.Seq, r.Actor, r.Op, r.Type, r.EntityID, string(r.Payload))

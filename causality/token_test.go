@@ -227,6 +227,7 @@ func FuzzVerify(f *testing.F) {
 }
 
 func mintSeed(f *testing.F) string {
+	f.Helper()
 	tok, err := Mint(testKey, testClaims())
 	if err != nil {
 		f.Fatal(err)

@@ -231,7 +231,7 @@ func proposed(m *Mutation) json.RawMessage {
 		v["from"] = m.From
 	case OpSplit:
 		v["into"] = m.Into
-		v["properties"] = json.RawMessage(canonicalOrRaw(m.Properties))
+		v["properties"] = canonicalOrRaw(m.Properties)
 	default:
 		return nil
 	}

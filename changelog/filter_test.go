@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"encoding/json"
+	"errors"
 	"net/url"
 	"reflect"
 	"strings"
@@ -67,8 +68,8 @@ func TestParseFilterInvalid(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = ParseFilter(q)
-		pe, ok := err.(*problem.Error)
-		if !ok || pe.Code != problem.BadRequest || pe.Details["parameter"] != tt.param {
+		var pe *problem.Error
+		if !errors.As(err, &pe) || pe.Code != problem.BadRequest || pe.Details["parameter"] != tt.param {
 			t.Errorf("ParseFilter(%.40s) error = %v, want bad_request on %s", tt.query, err, tt.param)
 		}
 	}

@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/eddy-run/eddy/problem"
@@ -138,8 +139,8 @@ func TestTypeDefCheckKind(t *testing.T) {
 // asProblem asserts err is a *problem.Error with code.
 func asProblem(t *testing.T, err error, code string) *problem.Error {
 	t.Helper()
-	pe, ok := err.(*problem.Error)
-	if !ok {
+	var pe *problem.Error
+	if !errors.As(err, &pe) {
 		t.Fatalf("error = %v (%T), want *problem.Error %s", err, err, code)
 	}
 	if pe.Code != code {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -313,7 +314,7 @@ func TestTestWebhook(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := res.Request
-		if r == nil || r.Method != "POST" || r.URL != "http://127.0.0.1:9000/hook" || res.Actions != nil {
+		if r == nil || r.Method != http.MethodPost || r.URL != "http://127.0.0.1:9000/hook" || res.Actions != nil {
 			t.Fatalf("result = %+v", res)
 		}
 		wantHeaders := map[string]string{

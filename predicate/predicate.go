@@ -87,7 +87,7 @@ func (p *Row) Match(r *store.Row) (bool, error) {
 	out, _, err := p.prg.Eval(map[string]any{"row": RowValue(r)})
 	if err != nil {
 		if strings.Contains(err.Error(), "no such key") {
-			return false, fmt.Errorf("%w: %v", ErrNoSuchKey, err)
+			return false, fmt.Errorf("%w: %w", ErrNoSuchKey, err)
 		}
 		return false, fmt.Errorf("evaluate %q: %w", p.src, err)
 	}

@@ -74,7 +74,7 @@ func DecodeResponse(body []byte) ([]changelog.Mutation, error) {
 	}
 	var r response
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidResponse, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidResponse, err)
 	}
 	if len(r.Actions) == 0 || string(r.Actions) == "null" {
 		return nil, nil

@@ -21,7 +21,7 @@ func TestBuildRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"delivery":"d-1","row":{"seq":7,"ts":"2026-08-04T10:00:00.183742Z","actor":"owner","op":"delete","entityId":"t1","type":"task","payload":{}},` +
-		`"entity":null,"before":{"type":"task","id":"t1","version":3,"properties":{},"links":[],"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-02T00:00:00Z"}}`
+		`"entity":null,"before":{"type":"task","id":"t1","version":3,"properties":{},"links":[],"createdAt":"2026-01-01T00:00:00.000000Z","updatedAt":"2026-01-02T00:00:00.000000Z"}}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

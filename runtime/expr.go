@@ -71,7 +71,7 @@ var compileEnv = map[string]any{
 	"before":  map[string]any{},
 	"now":     "",
 	"trigger": "",
-	ctxVar:    context.Context(context.Background()),
+	ctxVar:    context.Background(),
 }
 
 // exprOptions are the options of every compilation, built once.

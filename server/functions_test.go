@@ -150,7 +150,7 @@ func TestFunctionTest(t *testing.T) {
 		}
 		e.call(t, "POST", hook+"/test", map[string]any{"seq": seq}).want(http.StatusOK).decode(&wres)
 		rq := wres.Request
-		if rq.Method != "POST" || rq.URL != "http://127.0.0.1:9000/hook" || rq.Headers["webhook-id"] == "" ||
+		if rq.Method != http.MethodPost || rq.URL != "http://127.0.0.1:9000/hook" || rq.Headers["webhook-id"] == "" ||
 			rq.Headers["webhook-timestamp"] == "" || strings.Contains(rq.Headers["webhook-signature"], "=") {
 			t.Errorf("request = %+v", rq)
 		}

@@ -33,7 +33,7 @@ type stream struct {
 func (e *env) watch(t *testing.T, path, token string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hr, err := http.NewRequestWithContext(ctx, "GET", e.srv.URL+path, nil)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+path, nil)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

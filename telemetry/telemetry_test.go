@@ -19,7 +19,7 @@ import (
 func scrape(t *testing.T, h http.Handler) map[string]string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("scrape: status %d: %s", rec.Code, rec.Body)
 	}

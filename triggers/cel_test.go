@@ -168,8 +168,8 @@ func TestGuards(t *testing.T) {
 			e.guards = append(e.guards, entryGuard{guard: g})
 		}
 		h, ok := e.hashGuard()
-		if ok != (tc.hashed != "") || ok && h.guard.path != tc.hashed {
-			t.Errorf("%s: hashed under %q (%v), want %q", tc.src, h.guard.path, ok, tc.hashed)
+		if ok != (tc.hashed != "") || ok && h.path != tc.hashed {
+			t.Errorf("%s: hashed under %q (%v), want %q", tc.src, h.path, ok, tc.hashed)
 		}
 	}
 }

@@ -203,7 +203,7 @@ func parseSchedule(s string) (sched cron.Schedule, err error) {
 	}()
 	sched, err = cronParser.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("invalid schedule %q: %v", s, err)
+		return nil, fmt.Errorf("invalid schedule %q: %w", s, err)
 	}
 	return sched, nil
 }

@@ -188,7 +188,7 @@ func (s *Start) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}
-	text := ""
+	var text string
 	switch v := v.(type) {
 	case string:
 		text = v

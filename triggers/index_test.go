@@ -13,11 +13,11 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-func mustTrigger(t testing.TB, name, changes string) *Trigger {
-	t.Helper()
+func mustTrigger(tb testing.TB, name, changes string) *Trigger {
+	tb.Helper()
 	tr, err := ParseTrigger(name, []byte(`{"source": {"changes": `+changes+`}, "function": "f"}`))
 	if err != nil {
-		t.Fatalf("trigger %s: %v", name, err)
+		tb.Fatalf("trigger %s: %v", name, err)
 	}
 	return tr
 }

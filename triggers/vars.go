@@ -67,7 +67,7 @@ func recordValue(name string, r *store.Record) ref.Val {
 	var props any = map[string]any{}
 	if len(r.Properties) > 0 {
 		if err := json.Unmarshal(r.Properties, &props); err != nil {
-			return types.WrapErr(fmt.Errorf("%w: %s properties: %v", ErrBadInput, name, err))
+			return types.WrapErr(fmt.Errorf("%w: %s properties: %w", ErrBadInput, name, err))
 		}
 	}
 	links := make([]any, len(r.Links))

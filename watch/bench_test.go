@@ -300,6 +300,7 @@ func measure(fn func() int64) float64 {
 // readAndEncode reads every row with Log.Read pages and encodes it as an
 // ndjson line.
 func readAndEncode(b *testing.B, lg *changelog.Log, rows int) int64 {
+	b.Helper()
 	var buf []byte
 	var n int64
 	for cur := int64(0); cur < int64(rows); {
@@ -319,6 +320,7 @@ func readAndEncode(b *testing.B, lg *changelog.Log, rows int) int64 {
 
 // streamAll watches from 0 over HTTP and reads until the last row.
 func streamAll(b *testing.B, url string, rows int) int64 {
+	b.Helper()
 	res, err := http.Get(url + "/s?from=0")
 	if err != nil {
 		b.Fatal(err)
@@ -342,6 +344,7 @@ func streamAll(b *testing.B, url string, rows int) int64 {
 }
 
 func writeHeapProfile(b *testing.B, path string) {
+	b.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)

@@ -60,9 +60,7 @@ func appendTime(b []byte, t time.Time) []byte {
 	if y := t.Year(); y < 0 || y > 9999 {
 		return appendMarshal(b, t)
 	}
-	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
+	return store.AppendTime(b, t)
 }
 
 // appendString quotes s the way encoding/json does; the common case

@@ -43,29 +43,29 @@ type driver struct {
 }
 
 var drivers = []driver{
-	{"sqlite", func(t testing.TB) store.Store {
-		t.Helper()
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
+	{"sqlite", func(tb testing.TB) store.Store {
+		tb.Helper()
+		st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "eddy.db"))
 		if err != nil {
-			t.Fatalf("open sqlite: %v", err)
+			tb.Fatalf("open sqlite: %v", err)
 		}
-		return migrated(t, st)
+		return migrated(tb, st)
 	}},
-	{"postgres", func(t testing.TB) store.Store {
-		t.Helper()
-		st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+	{"postgres", func(tb testing.TB) store.Store {
+		tb.Helper()
+		st, err := postgres.Open(context.Background(), pgtest.NewDatabase(tb))
 		if err != nil {
-			t.Fatalf("open postgres: %v", err)
+			tb.Fatalf("open postgres: %v", err)
 		}
-		return migrated(t, st)
+		return migrated(tb, st)
 	}},
 }
 
-func migrated(t testing.TB, st store.Store) store.Store {
-	t.Helper()
-	t.Cleanup(func() { _ = st.Close() })
+func migrated(tb testing.TB, st store.Store) store.Store {
+	tb.Helper()
+	tb.Cleanup(func() { _ = st.Close() })
 	if err := st.Migrate(context.Background()); err != nil {
-		t.Fatalf("migrate: %v", err)
+		tb.Fatalf("migrate: %v", err)
 	}
 	return st
 }
@@ -107,30 +107,30 @@ func forEachDriver(t *testing.T, opts Options, fn func(e *env)) {
 	}
 }
 
-func newEnv(t testing.TB, st store.Store, opts Options) *env {
-	t.Helper()
-	e := &env{t: t, st: &countingStore{Store: st}}
+func newEnv(tb testing.TB, st store.Store, opts Options) *env {
+	tb.Helper()
+	e := &env{t: tb, st: &countingStore{Store: st}}
 	e.log = changelog.New(e.st, changelog.Options{OnCommit: func(space string, head int64) { e.hub.Notify(space, head) }})
-	t.Cleanup(func() { _ = e.log.Close() })
+	tb.Cleanup(func() { _ = e.log.Close() })
 	if _, err := e.log.EnsureSpace(context.Background(), "s"); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	e.hub = New(e.log, opts)
 	e.srv = httptest.NewServer(http.HandlerFunc(e.serve))
-	t.Cleanup(e.srv.Close)
-	t.Cleanup(func() { stopHub(t, e.hub) })
+	tb.Cleanup(e.srv.Close)
+	tb.Cleanup(func() { stopHub(tb, e.hub) })
 	return e
 }
 
-func stopHub(t testing.TB, h *Hub) {
-	t.Helper()
+func stopHub(tb testing.TB, h *Hub) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.Stop(ctx); err != nil {
-		t.Errorf("stop hub: %v", err)
+		tb.Errorf("stop hub: %v", err)
 	}
 }
 
@@ -147,8 +147,8 @@ func (e *env) serve(w http.ResponseWriter, r *http.Request) {
 		err = e.hub.Serve(w, r, Params{Space: strings.TrimPrefix(r.URL.Path, "/"), From: from, Filter: f})
 	}
 	if err != nil {
-		pe, ok := err.(*problem.Error)
-		if !ok {
+		var pe *problem.Error
+		if !errors.As(err, &pe) {
 			pe = terminal(err)
 		}
 		w.WriteHeader(problem.Status(pe.Code))
@@ -182,7 +182,7 @@ type client struct {
 func (e *env) open(query string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *client {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/s?"+query, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/s?"+query, nil)
 	tr := &http.Transport{DialContext: dial}
 	res, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {

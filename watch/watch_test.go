@@ -265,12 +265,12 @@ func resumeRandomly(e *env, filter string) {
 	}()
 	seen := map[int64]int{}
 	pos := int64(0)
-	for reconnects := 0; !(done.Load() && pos >= final.Load()); reconnects++ {
+	for reconnects := 0; !done.Load() || pos < final.Load(); reconnects++ {
 		c := e.open(fmt.Sprintf("from=%d&%s", pos, filter), nil)
 		if f := c.must(); f.Bookmark == nil || *f.Bookmark != pos {
 			t.Fatalf("reconnect %d: first frame %s, want bookmark %d", reconnects, f.Raw, pos)
 		}
-		for k := 1 + rand.IntN(20); k > 0 && !(done.Load() && pos >= final.Load()); k-- {
+		for k := 1 + rand.IntN(20); k > 0 && (!done.Load() || pos < final.Load()); k-- {
 			f := c.must()
 			switch {
 			case f.Seq != nil:

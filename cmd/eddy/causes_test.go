@@ -62,7 +62,7 @@ func newChainServer(t *testing.T) (*testServer, *eddy.Eddy) {
 // given.
 func (s *testServer) put(t *testing.T, cause, body string) {
 	t.Helper()
-	req, err := http.NewRequest("PUT", s.url+"/api/v1/spaces/default/entities/task/t1", bytes.NewBufferString(body))
+	req, err := http.NewRequest(http.MethodPut, s.url+"/api/v1/spaces/default/entities/task/t1", bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 var (
 	// watchBackoffMin and watchBackoffMax bound the delay before a
 	// resumed watch reconnects.
-	watchBackoffMin = 250 * time.Millisecond
+	watchBackoffMin = 250 * time.Millisecond //nolint:revive // Min is minimum, not minutes
 	watchBackoffMax = 10 * time.Second
 	// watchHeaderTimeout bounds the wait for a watch's response header.
 	watchHeaderTimeout = 30 * time.Second

@@ -45,6 +45,7 @@ func TestCrashPostgres(t *testing.T) {
 // crash kills the writer mid-stream rounds times, verifying the store
 // after each kill.
 func crash(t *testing.T, driver, dsn string, open func(context.Context) (store.Store, error)) {
+	t.Helper()
 	bin := buildWriter(t)
 	for round := 1; round <= rounds; round++ {
 		acked := runAndKill(t, bin, driver, dsn, round)

@@ -101,7 +101,7 @@ func mustExec(b *testing.B, pool *pgxpool.Pool, sql string) {
 // same rows, and times filtered history pages of 100.
 func BenchmarkReads(b *testing.B) {
 	st, pool := openBench(b)
-	storetest.BenchReads(b, st, func(b *testing.B) int { return rawScan(b, pool) })
+	storetest.BenchReads(b, st, func(b *testing.B) int { b.Helper(); return rawScan(b, pool) })
 }
 
 // rawScan reads every commit row of the space in seq order, decoding the

@@ -24,7 +24,7 @@ const ListenApplicationName = "eddy-listen"
 var (
 	// listenBackoffMin and listenBackoffMax bound the exponential delay
 	// between reconnect attempts.
-	listenBackoffMin = 100 * time.Millisecond
+	listenBackoffMin = 100 * time.Millisecond //nolint:revive // Min is minimum, not minutes
 	listenBackoffMax = 5 * time.Second
 	// listenPingInterval is how long the listener waits for a
 	// notification before it pings the server, so a connection that died

@@ -95,7 +95,7 @@ func mustExec(b *testing.B, db *sql.DB, q string) {
 // same rows, and times filtered history pages of 100.
 func BenchmarkReads(b *testing.B) {
 	st, db := openBench(b)
-	storetest.BenchReads(b, st, func(b *testing.B) int { return rawScan(b, db) })
+	storetest.BenchReads(b, st, func(b *testing.B) int { b.Helper(); return rawScan(b, db) })
 }
 
 func rawScan(b *testing.B, db *sql.DB) int {

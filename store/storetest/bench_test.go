@@ -21,7 +21,7 @@ func TestRunWriters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls, sum, top atomic.Int64
 			var failed atomic.Bool
-			res := testing.Benchmark(func(b *testing.B) {
+			res := testing.Benchmark(func(b *testing.B) { //nolint:thelper // a benchmark body, not a helper
 				calls.Store(0)
 				sum.Store(0)
 				top.Store(0)

@@ -32,7 +32,7 @@ func testPatch(t *testing.T, open OpenFunc) {
 	if len(ch) != 1 || ch[0].Kind != store.ChangeUpdated || !sameStrings(ch[0].ConflictGroups, []string{"meta", "note", "status"}) {
 		t.Fatalf("patch changes = %s, want one update with conflict groups [meta note status]", js(ch))
 	}
-	if rec.Version != 2 || h.commitAt(2).Row.Op != changelog.OpPatch {
+	if rec.Version != 2 || h.commitAt(2).Op != changelog.OpPatch {
 		t.Fatalf("record %s, row %s", js(rec), js(h.rowAt(2)))
 	}
 }

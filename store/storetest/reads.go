@@ -129,7 +129,7 @@ func writeRows(t *testing.T, h *harness) {
 
 // refMatch is the suite's own reading of a filter (DESIGN §4).
 func refMatch(f changelog.Filter, r store.Row) bool {
-	in := func(list []string, v string) bool { return slices.Contains(list, v) }
+	in := slices.Contains[[]string]
 	switch {
 	case len(f.Types) > 0 && !in(f.Types, r.Type),
 		len(f.Ops) > 0 && !in(f.Ops, r.Op),

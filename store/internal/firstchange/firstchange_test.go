@@ -20,6 +20,7 @@ type commit struct {
 // fakeQuery answers probes from log (seq = index + 1) as a driver's query
 // would: the first commit after a probe's After naming its key.
 func fakeQuery(t *testing.T, log []commit, rounds *[][]Probe) Query {
+	t.Helper()
 	return func(probes []Probe) ([]Hit, error) {
 		*rounds = append(*rounds, probes)
 		var hits []Hit

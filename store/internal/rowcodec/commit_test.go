@@ -20,7 +20,7 @@ func TestEncodeChanges(t *testing.T) {
 		GroupVersions: map[string]int64{"a": 2},
 	}
 	const snap = `{"type":"t","id":"i","version":2,"properties":{"a":"<"},"links":[],` +
-		`"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00.000001Z"}`
+		`"createdAt":"2026-01-01T00:00:00.000000Z","updatedAt":"2026-01-01T00:00:00.000001Z"}`
 	tests := []struct {
 		name    string
 		in      []store.Change
@@ -56,7 +56,7 @@ func TestDecodeChanges(t *testing.T) {
 	}{
 		{"null", `null`, []store.Change{}, ""},
 		{"normalized", `[{"ordinal":0,"kind":"created","type":"t","id":"i","version":1,"before":null,` +
-			`"after":{"type":"t","id":"i","version":1,"properties":{},"links":null,"createdAt":"2026-01-01T02:00:00.0000019+02:00","updatedAt":"2026-01-01T00:00:00Z"},"conflictGroups":null}]`,
+			`"after":{"type":"t","id":"i","version":1,"properties":{},"links":null,"createdAt":"2026-01-01T02:00:00.0000019+02:00","updatedAt":"2026-01-01T00:00:00.000000Z"},"conflictGroups":null}]`,
 			[]store.Change{{
 				Kind: store.ChangeCreated, Type: "t", ID: "i", Version: 1,
 				After: &store.Record{

@@ -173,7 +173,7 @@ func TestSnapshot(t *testing.T) {
 			}},
 		{"empty properties", &store.Record{Type: "t", ID: "i"},
 			ptr(`{"type":"t","id":"i","version":0,"properties":{},"links":[],` +
-				`"createdAt":"0001-01-01T00:00:00Z","updatedAt":"0001-01-01T00:00:00Z"}`),
+				`"createdAt":"0001-01-01T00:00:00.000000Z","updatedAt":"0001-01-01T00:00:00.000000Z"}`),
 			&store.Record{Type: "t", ID: "i", Properties: json.RawMessage(`{}`), Links: []store.Link{}}},
 	}
 	for _, tc := range tests {

@@ -88,6 +88,7 @@ func withDatabase(admin, name string) (string, error) {
 
 // randomHex returns 16 random hex digits.
 func randomHex(tb testing.TB) string {
+	tb.Helper()
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		tb.Fatalf("pgtest: random name: %v", err)
