@@ -452,8 +452,9 @@ func (a *app) pruneCommand() *cobra.Command {
 		Short: "Delete commits up to a seq and move the horizon (admin)",
 		Long: `Delete the space's commits with seq <= --through and move its horizon there.
 Nothing is renumbered and the head never moves back. Cursors below the new
-horizon get 'compacted'. Pruning past an enabled trigger's cursor is refused
-unless --force.`,
+horizon get 'compacted'. Once triggers run from cursors, pruning past an
+enabled trigger's cursor will be refused unless --force; today --force has
+no effect.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("through") {
@@ -466,7 +467,7 @@ unless --force.`,
 		}),
 	}
 	cmd.Flags().Int64Var(&through, "through", 0, "delete commits with seq <= this")
-	cmd.Flags().BoolVar(&force, "force", false, "prune even past an enabled trigger's cursor")
+	cmd.Flags().BoolVar(&force, "force", false, "prune even past an enabled trigger's cursor (no effect until triggers run)")
 	return cmd
 }
 

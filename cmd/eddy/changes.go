@@ -131,7 +131,7 @@ With --all the pages follow the cursor up to the head. Prints a table;
 			return a.changes(cmd, o, fo)
 		}),
 	}
-	cmd.Flags().Int64Var(&o.pos, "from", 0, "only rows with seq above this (exclusive)")
+	cmd.Flags().Int64Var(&o.pos, "from", 0, "only rows with seq above this (exclusive; default: the horizon)")
 	o.register(cmd)
 	fo.register(cmd)
 	return cmd
@@ -188,12 +188,17 @@ func (a *app) changes(cmd *cobra.Command, o pageOptions, fo filterOptions) error
 	// The walk ends at the head (a short page is not the end: filters
 	// scan a bounded number of rows).
 	var sp struct {
-		Head int64 `json:"head"`
+		Head    int64 `json:"head"`
+		Horizon int64 `json:"horizon"`
 	}
 	if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
 		return err
 	}
+	// Without --from the walk starts where retained history starts.
 	from := o.pos
+	if !cmd.Flags().Changed("from") {
+		from = sp.Horizon
+	}
 	t := a.newRowTable(o.json)
 	defer t.flush()
 	for {
@@ -305,7 +310,7 @@ changes. Needs an admin token or one with the log:read scope.`,
 		}),
 	}
 	f := cmd.Flags()
-	f.Int64Var(&o.after, "after", 0, "cursor: pull commits with seq above this")
+	f.Int64Var(&o.after, "after", 0, "cursor: pull commits with seq above this (default: the horizon)")
 	f.IntVar(&o.limit, "limit", 0, "soft budget in changes per page (0 = the server's default)")
 	f.BoolVar(&o.follow, "follow-pages", false, "keep pulling while hasMore")
 	return cmd
@@ -317,6 +322,16 @@ func (a *app) pull(cmd *cobra.Command, o logOptions) error {
 		return err
 	}
 	after := o.after
+	if !cmd.Flags().Changed("after") {
+		// Without --after the pull starts where retained history starts.
+		var sp struct {
+			Horizon int64 `json:"horizon"`
+		}
+		if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
+			return err
+		}
+		after = sp.Horizon
+	}
 	for {
 		q := url.Values{"after": {strconv.FormatInt(after, 10)}}
 		if o.limit > 0 {

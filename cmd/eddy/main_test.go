@@ -544,3 +544,27 @@ func TestPrintJSON(t *testing.T) {
 		t.Fatalf("compact: %v %v", v, err)
 	}
 }
+
+// TestChangesAndLogStartAtTheHorizon checks that without --from/--after the
+// CLI reads from where retained history starts, so a pruned space does not
+// answer compacted.
+func TestChangesAndLogStartAtTheHorizon(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for _, id := range []string{"a", "b", "c"} {
+		s.run(t, "put", "task", id, `{"title":"x"}`).ok(t)
+	}
+	s.run(t, "prune", "--through", "2").ok(t)
+	hasSeq := func(out string, n int) bool {
+		return strings.Contains(out, fmt.Sprintf(`"seq": %d`, n)) || strings.Contains(out, fmt.Sprintf(`"seq":%d`, n))
+	}
+	out := s.run(t, "changes", "--json").ok(t).stdout
+	if !hasSeq(out, 3) || hasSeq(out, 2) {
+		t.Fatalf("changes after prune:\n%s", out)
+	}
+	out = s.run(t, "log").ok(t).stdout
+	if !hasSeq(out, 3) || hasSeq(out, 2) {
+		t.Fatalf("log after prune:\n%s", out)
+	}
+	s.run(t, "changes", "--from", "0").fails(t, exitError, "compacted")
+}
