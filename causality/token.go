@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -210,4 +211,30 @@ func decodeClaims(payload string) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return c, nil
+}
+
+// Keyring caches the cause-token key of one store: the key never changes
+// once stored, so only the first call reads (and perhaps creates) it.
+type Keyring struct {
+	st  Secrets
+	mu  sync.Mutex
+	key []byte // guarded by mu; nil until loaded
+}
+
+// NewKeyring returns a Keyring over st.
+func NewKeyring(st Secrets) *Keyring { return &Keyring{st: st} }
+
+// Key returns the cause-token key, loading it on first use; a failed load
+// is retried on the next call.
+func (k *Keyring) Key(ctx context.Context) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.key == nil {
+		key, err := Key(ctx, k.st)
+		if err != nil {
+			return nil, err
+		}
+		k.key = key
+	}
+	return k.key, nil
 }

@@ -43,7 +43,7 @@ func (s *Server) writeProvenance(r *http.Request, p *auth.Principal, space strin
 // verifyCause verifies a cause token: a bad or expired token is
 // unauthorized, another space's forbidden.
 func (s *Server) verifyCause(r *http.Request, token, space string) (causality.Claims, error) {
-	key, err := causality.Key(r.Context(), s.log.Store())
+	key, err := s.causeKeys.Key(r.Context())
 	if err != nil {
 		return causality.Claims{}, err
 	}

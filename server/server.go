@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/watch"
@@ -46,16 +47,17 @@ type Metrics interface {
 
 // Server serves eddy's HTTP API.
 type Server struct {
-	log     *changelog.Log
-	auth    *auth.Service
-	hub     *watch.Hub
-	defs    *definitions.Service
-	logger  *slog.Logger
-	version string
-	maxBody int64
-	metrics Metrics
-	mux     *http.ServeMux
-	handler http.Handler
+	log       *changelog.Log
+	auth      *auth.Service
+	hub       *watch.Hub
+	defs      *definitions.Service
+	logger    *slog.Logger
+	version   string
+	maxBody   int64
+	metrics   Metrics
+	causeKeys *causality.Keyring
+	mux       *http.ServeMux
+	handler   http.Handler
 }
 
 // New returns a Server for cfg.
@@ -70,6 +72,9 @@ func New(cfg Config) *Server {
 		maxBody: cfg.MaxBodyBytes,
 		metrics: cfg.Metrics,
 		mux:     http.NewServeMux(),
+	}
+	if cfg.Log != nil {
+		s.causeKeys = causality.NewKeyring(cfg.Log.Store())
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
