@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/spaces/{space}/triggers/{name}", s.getTrigger)
 	s.handle("PUT /api/v1/spaces/{space}/triggers/{name}", s.putTrigger)
 	s.handle("DELETE /api/v1/spaces/{space}/triggers/{name}", s.deleteTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/backtest", s.backtestTrigger)
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

@@ -12,8 +12,9 @@ import (
 func (a *app) triggersCommand() *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "triggers",
-		Short: "Inspect and delete triggers (save them with 'eddy apply')",
+		Short: "Inspect, backtest and delete triggers (save them with 'eddy apply')",
 	}, a.triggersListCommand(),
+		a.triggersBacktestCommand(),
 		a.definitionGetCommand("triggers", "trigger"),
 		a.definitionDeleteCommand("triggers", "trigger", ""))
 }
