@@ -14,6 +14,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -74,6 +75,7 @@ type Eddy struct {
 	auth    *auth.Service
 	hub     *watch.Hub
 	defs    *definitions.Service
+	funcs   *runtime.Registry
 	tel     *telemetry.Telemetry
 
 	closeOnce sync.Once
@@ -102,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st)}
+	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st), funcs: &runtime.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {
@@ -112,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
-	e.defs = definitions.New(e.log, definitions.Options{})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs})
 	e.hk = changelog.NewHousekeeper(e.log, cfg.Retention, cfg.HousekeepInterval, logger)
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
@@ -204,6 +206,12 @@ func (e *Eddy) Log() *changelog.Log { return e.log }
 // Definitions returns the function and trigger definitions service: pass
 // it to server.Config.Definitions.
 func (e *Eddy) Definitions() *definitions.Service { return e.defs }
+
+// Functions returns the registry of this process's Go handlers: register
+// each handler a function of kind "go" names ({"kind": "go", "handler":
+// "sync-to-crm"}) right after Open. Dry runs call them, and GET answers
+// say whether a go function's handler is "registered".
+func (e *Eddy) Functions() *runtime.Registry { return e.funcs }
 
 // Auth returns the token service.
 func (e *Eddy) Auth() *auth.Service { return e.auth }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -50,4 +52,67 @@ func ExampleOpen() {
 	// Output:
 	// receipt: applied seq 1
 	// 1 owner put task t1 {"created":true,"properties":["title"]}
+}
+
+// Register a Go handler, save a function of kind "go" that names it and
+// dry-run it on a committed row: its actions are returned, nothing is
+// written.
+func ExampleEddy_Functions() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "eddy-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	e, err := eddy.Open(ctx, eddy.Config{DataDir: dir})
+	if err != nil {
+		panic(err)
+	}
+	defer e.Close()
+
+	err = e.Functions().Register("sync-to-crm", func(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		// A real handler would call the CRM here, honouring ctx.
+		return []changelog.Mutation{{
+			Op: changelog.OpPatch, Type: "task", EntityID: in.Entity.ID,
+			Patch: json.RawMessage(`{"crmSynced": true}`),
+		}}, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	defs := e.Definitions()
+	_, _, err = defs.PutFunction(ctx, eddy.DefaultSpace, "sync-task",
+		[]byte(`{"kind": "go", "handler": "sync-to-crm", "writes": ["task"]}`))
+	if err != nil {
+		panic(err)
+	}
+	f, err := defs.Function(ctx, eddy.DefaultSpace, "sync-task")
+	if err != nil {
+		panic(err)
+	}
+	shown, _ := json.Marshal(f.Public())
+	fmt.Println(string(shown))
+
+	res, err := e.Log().Write(ctx, changelog.WriteRequest{
+		Space: eddy.DefaultSpace,
+		Mutations: []changelog.Mutation{{
+			Op: changelog.OpPut, Type: "task", EntityID: "t1",
+			Properties: json.RawMessage(`{"title": "call Ada"}`),
+		}},
+		Provenance: store.Provenance{Actor: "owner", Via: "api"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	dry, err := defs.TestFunction(ctx, eddy.DefaultSpace, "sync-task", definitions.TestParams{Seq: res.LastSeq})
+	if err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(dry)
+	fmt.Println(string(out))
+	// Output:
+	// {"name":"sync-task","kind":"go","writes":["task"],"handler":"sync-to-crm","registered":true}
+	// {"function":"sync-task","kind":"go","seq":1,"actions":[{"op":"patch","type":"task","entityId":"t1","patch":{"crmSynced":true}}]}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -54,6 +55,8 @@ type fixture struct {
 	t   *testing.T
 	log *changelog.Log
 	svc *Service
+	// handlers are the Go handlers the service sees.
+	handlers *runtime.Registry
 }
 
 // forEachDriver runs fn once per driver, in parallel subtests.
@@ -72,7 +75,9 @@ func forEachDriver(t *testing.T, fn func(f *fixture)) {
 			if _, err := lg.EnsureSpace(context.Background(), "s"); err != nil {
 				t.Fatal(err)
 			}
-			fn(&fixture{t: t, log: lg, svc: New(lg, Options{Now: func() time.Time { return clock }})})
+			handlers := &runtime.Registry{}
+			svc := New(lg, Options{Now: func() time.Time { return clock }, Handlers: handlers})
+			fn(&fixture{t: t, log: lg, svc: svc, handlers: handlers})
 		})
 	}
 }
@@ -288,10 +293,6 @@ func TestTestFunction(t *testing.T) {
 		_, err = f.svc.TestFunction(ctx, "s", "missing", TestParams{Seq: seq})
 		wantProblem(t, err, problem.NotFound, "")
 
-		f.putFunction("go-fn", `{"kind": "go", "handler": "h"}`)
-		_, err = f.svc.TestFunction(ctx, "s", "go-fn", TestParams{Seq: seq})
-		wantProblem(t, err, problem.BadRequest, "")
-
 		if _, err := f.log.Prune(ctx, "s", 1); err != nil {
 			t.Fatal(err)
 		}
@@ -339,6 +340,101 @@ func TestTestWebhook(t *testing.T) {
 		}
 		if body.Delivery != "test_1" || body.Row.Seq != seq || body.Entity == nil || body.Entity.ID != "t1" || body.Before != nil {
 			t.Fatalf("body = %s", r.Body)
+		}
+	})
+}
+
+func TestTestGoFunction(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(f *fixture) {
+		ctx := context.Background()
+		seq := f.write(changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"n": 1}`)})
+		f.putFunction("sync", `{"kind": "go", "handler": "sync-to-crm", "writes": ["task"]}`)
+
+		_, err := f.svc.TestFunction(ctx, "s", "sync", TestParams{Seq: seq})
+		pe := wantProblem(t, err, problem.Unprocessable, "")
+		if pe.Details["handler"] != "sync-to-crm" || !strings.Contains(pe.Message, "not registered") {
+			t.Fatalf("unregistered: %v (details %v)", pe, pe.Details)
+		}
+
+		var got runtime.Input
+		err = f.handlers.Register("sync-to-crm", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+			got = in
+			return []changelog.Mutation{{Op: changelog.OpPatch, Type: "task", EntityID: in.Entity.ID,
+				Patch: json.RawMessage(`{"synced": true}`)}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := f.svc.TestFunction(ctx, "s", "sync", TestParams{Seq: seq, Trigger: "on-task"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Function != "sync" || res.Kind != runtime.KindGo || res.Seq != seq || len(res.Actions) != 1 || res.Request != nil {
+			t.Fatalf("result = %+v", res)
+		}
+		if got.Row.Seq != seq || got.Trigger != "on-task" || !got.Now.Equal(clock) || got.Before != nil {
+			t.Errorf("handler input = %+v", got)
+		}
+		if head := f.write(changelog.Mutation{Op: changelog.OpDelete, Type: "task", EntityID: "t1"}); head != seq+1 {
+			t.Errorf("the dry run wrote: head %d, want %d", head, seq+1)
+		}
+
+		f.putFunction("bad", `{"kind": "go", "handler": "crash"}`)
+		err = f.handlers.Register("crash", func(context.Context, runtime.Input) ([]changelog.Mutation, error) { panic("oops") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.svc.TestFunction(ctx, "s", "bad", TestParams{Seq: seq})
+		if pe := wantProblem(t, err, problem.Unprocessable, ""); !strings.Contains(pe.Message, "panicked: oops") {
+			t.Errorf("panic message = %q", pe.Message)
+		}
+		f.putFunction("sneaky", `{"kind": "go", "handler": "sync-to-crm"}`)
+		_, err = f.svc.TestFunction(ctx, "s", "sneaky", TestParams{Seq: seq})
+		if pe := wantProblem(t, err, problem.Unprocessable, ""); !strings.Contains(pe.Message, "undeclared") {
+			t.Errorf("undeclared message = %q", pe.Message)
+		}
+	})
+}
+
+func TestGoFunctionRegistered(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(f *fixture) {
+		ctx := context.Background()
+		f.putFunction("a", `{"kind": "go", "handler": "known"}`)
+		f.putFunction("b", `{"kind": "go", "handler": "unknown"}`)
+		f.putFunction("c", `{"kind": "expr", "code": "nil"}`)
+		if err := f.handlers.Register("known", func(context.Context, runtime.Input) ([]changelog.Mutation, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := f.svc.Functions(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, fn := range fs {
+			raw, err := json.Marshal(fn.Public())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(raw))
+		}
+		want := []string{
+			`{"name":"a","kind":"go","writes":[],"handler":"known","registered":true}`,
+			`{"name":"b","kind":"go","writes":[],"handler":"unknown","registered":false}`,
+			`{"name":"c","kind":"expr","writes":[],"code":"nil"}`,
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("listing =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		one, err := f.svc.Function(ctx, "s", "b")
+		if err != nil || one.Registered == nil || *one.Registered {
+			t.Fatalf("Function(b) = %+v, %v", one, err)
+		}
+		// The stored form never carries registered.
+		d, err := f.log.Store().DefinitionGet(ctx, "s", store.DefFunction, "a")
+		if err != nil || strings.Contains(string(d.Def), "registered") {
+			t.Fatalf("stored = %s, %v", d.Def, err)
 		}
 	})
 }

@@ -23,9 +23,9 @@ type TestParams struct {
 	Trigger string `json:"trigger,omitempty"`
 }
 
-// TestResult is what a dry run found. Actions is set for an expr function
-// (never nil: the mutations it would apply, in order); Request for a
-// webhook (what would be sent).
+// TestResult is what a dry run found. Actions is set for an expr or go
+// function (never nil: the mutations it would apply, in order); Request
+// for a webhook (what would be sent).
 type TestResult struct {
 	Function string               `json:"function"`
 	Kind     string               `json:"kind"`
@@ -49,13 +49,14 @@ const redactedSignature = "v1,<signed with the function's secret when sent>"
 
 // TestFunction dry-runs the function name on the commit at p.Seq: an expr
 // function is run and its actions returned (nothing is written); for a
-// webhook the request it would be sent is returned (nothing is sent). Go
-// functions run only inside the program that registers them (a
-// bad_request). A seq outside 1..head is a bad_request naming "seq"; a
-// pruned one is a *changelog.HistoryUnavailableError. An expr program that
-// fails, yields something other than actions, or writes a type it does
-// not declare is unprocessable, with details.position {line, column} when
-// the failure has one.
+// webhook the request it would be sent is returned (nothing is sent). A
+// go function's handler is called like an expr program; one this process
+// has not registered is unprocessable with details.handler. A seq outside
+// 1..head is a bad_request naming "seq"; a pruned one is a
+// *changelog.HistoryUnavailableError. A run that fails, yields something
+// other than valid actions, or writes a type it does not declare is
+// unprocessable, with details.position {line, column} when an expr
+// failure has one.
 func (s *Service) TestFunction(ctx context.Context, space, name string, p TestParams) (TestResult, error) {
 	f, err := s.Function(ctx, space, name)
 	if err != nil {
@@ -64,8 +65,9 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 	if p.Trigger != "" && !changelog.ValidTypeName(p.Trigger) {
 		return TestResult{}, problem.New(problem.BadRequest, "trigger: %q is not a valid trigger name", p.Trigger).With("field", "trigger")
 	}
-	if f.Kind == runtime.KindGo {
-		return TestResult{}, problem.New(problem.BadRequest, "go functions run only in the embedding program that registers them; function %q cannot be tested here", name)
+	if f.Kind == runtime.KindGo && !*f.Registered {
+		return TestResult{}, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
+			With("handler", f.Handler)
 	}
 	c, err := s.commitAt(ctx, space, p.Seq)
 	if err != nil {
@@ -80,7 +82,7 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
 	}
-	ms, err := f.RunExpr(ctx, in)
+	ms, err := s.run(ctx, f, in)
 	if err != nil {
 		return TestResult{}, runError(ctx, err)
 	}
@@ -89,6 +91,14 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		res.Actions = []changelog.Mutation{}
 	}
 	return res, nil
+}
+
+// run runs an expr or go function.
+func (s *Service) run(ctx context.Context, f *runtime.Function, in runtime.Input) ([]changelog.Mutation, error) {
+	if f.Kind == runtime.KindGo {
+		return f.RunGo(ctx, s.handlers, in)
+	}
+	return f.RunExpr(ctx, in)
 }
 
 // commitAt returns the commit at seq.
@@ -133,8 +143,8 @@ func webhookRequest(f *runtime.Function, seq int64, in runtime.Input) (*WebhookR
 	return &WebhookRequest{Method: http.MethodPost, URL: f.URL, Headers: headers, Body: body}, nil
 }
 
-// runError maps a failed expr run onto the catalogue: unprocessable, with
-// the position of an *runtime.EvalError. A canceled request stays as is.
+// runError maps a failed run onto the catalogue: unprocessable, with the
+// position of an *runtime.EvalError. A canceled request stays as is.
 func runError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -144,5 +154,9 @@ func runError(ctx context.Context, err error) error {
 		return problem.New(problem.Unprocessable, "function failed at line %d, column %d: %s", ee.Line, ee.Column, ee.Message).
 			With("position", map[string]int{"line": ee.Line, "column": ee.Column})
 	}
-	return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
+	if errors.Is(err, runtime.ErrInvalidResult) || errors.Is(err, runtime.ErrTooManyActions) ||
+		errors.Is(err, runtime.ErrUndeclaredWrite) {
+		return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
+	}
+	return problem.New(problem.Unprocessable, "function failed: %s", err.Error())
 }

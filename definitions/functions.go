@@ -34,15 +34,32 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 }
 
 // Function returns the function name of a space (not_found if absent).
+// A go function's Registered tells whether its handler is registered in
+// this process.
 func (s *Service) Function(ctx context.Context, space, name string) (*runtime.Function, error) {
 	raw, err := s.get(ctx, space, store.DefFunction, name)
 	if err != nil {
 		return nil, err
 	}
-	return parseStoredFunction(name, raw)
+	f, err := parseStoredFunction(name, raw)
+	if err != nil {
+		return nil, err
+	}
+	s.markRegistered(f)
+	return f, nil
 }
 
-// Functions returns a space's functions ordered by name.
+// markRegistered sets a go function's Registered from the handlers.
+func (s *Service) markRegistered(f *runtime.Function) {
+	if f.Kind != runtime.KindGo {
+		return
+	}
+	_, ok := s.handlers.Lookup(f.Handler)
+	f.Registered = &ok
+}
+
+// Functions returns a space's functions ordered by name, go functions
+// marked as in Function.
 func (s *Service) Functions(ctx context.Context, space string) ([]*runtime.Function, error) {
 	if err := s.checkSpace(ctx, space); err != nil {
 		return nil, err
@@ -57,6 +74,7 @@ func (s *Service) Functions(ctx context.Context, space string) ([]*runtime.Funct
 		if err != nil {
 			return nil, err
 		}
+		s.markRegistered(f)
 		out = append(out, f)
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -19,6 +20,8 @@ type Service struct {
 	log *changelog.Log
 	st  store.Store
 	now func() time.Time
+	// handlers are the process's Go handlers (dry runs, "registered").
+	handlers *runtime.Registry
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -30,6 +33,10 @@ type Options struct {
 	// Now is the clock of dry runs (the expr variable now and the
 	// webhook-timestamp); default time.Now.
 	Now func() time.Time
+	// Handlers are the Go handlers of this process: dry runs of go
+	// functions call them, and GET answers say whether a go function's
+	// handler is registered. Default an empty registry.
+	Handlers *runtime.Registry
 }
 
 // New returns a Service over the log's store.
@@ -37,7 +44,10 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{log: log, st: log.Store(), now: opts.Now}
+	if opts.Handlers == nil {
+		opts.Handlers = &runtime.Registry{}
+	}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers}
 }
 
 // checkSpace returns not_found unless the space exists.

@@ -43,7 +43,7 @@ var (
 var kindFields = map[string][]string{
 	KindExpr:    {"code"},
 	KindWebhook: {"url", "secret", "timeout"},
-	KindGo:      {"handler"},
+	KindGo:      {"handler", "registered"},
 }
 
 // Function is a function definition, as stored under
@@ -68,6 +68,11 @@ type Function struct {
 	Timeout time.Duration
 	// Handler names a Go function registered through the library.
 	Handler string
+	// Registered, for a go function, tells whether this process has
+	// registered its handler; nil means not known. It is shown (as
+	// "registered") but never stored: ParseFunction accepts and ignores
+	// it, so a GET answer can be saved back.
+	Registered *bool
 
 	program *ExprProgram
 }
@@ -82,6 +87,8 @@ type functionJSON struct {
 	Secret  *string  `json:"secret,omitempty"`
 	Timeout *string  `json:"timeout,omitempty"`
 	Handler *string  `json:"handler,omitempty"`
+	// Registered is read-only: shown, ignored on input.
+	Registered *bool `json:"registered,omitempty"`
 }
 
 // ParseFunction strictly decodes and validates the definition raw of the
@@ -163,9 +170,9 @@ func checkKindFields(w *functionJSON) error {
 	}
 	present := map[string]bool{
 		"code": w.Code != nil, "url": w.URL != nil, "secret": w.Secret != nil,
-		"timeout": w.Timeout != nil, "handler": w.Handler != nil,
+		"timeout": w.Timeout != nil, "handler": w.Handler != nil, "registered": w.Registered != nil,
 	}
-	for _, field := range []string{"code", "url", "secret", "timeout", "handler"} {
+	for _, field := range []string{"code", "url", "secret", "timeout", "handler", "registered"} {
 		if present[field] && !slices.Contains(kindFields[w.Kind], field) {
 			return fieldError(field, "not allowed with kind %q", w.Kind)
 		}
@@ -257,8 +264,9 @@ func (f *Function) parseGo(w *functionJSON) error {
 }
 
 // MarshalJSON writes the canonical definition: name, kind, writes (always
-// a list) and the fields of its kind, with the timeout filled in. The
-// secret is included; marshal Public() for anything shown to clients.
+// a list) and the fields of its kind, with the timeout filled in, plus
+// "registered" for a go function whose Registered is set. The secret is
+// included; marshal Public() for anything shown to clients.
 func (f *Function) MarshalJSON() ([]byte, error) {
 	name := f.Name
 	w := functionJSON{Name: &name, Kind: f.Kind, Writes: f.Writes}
@@ -275,7 +283,7 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 			w.Secret = &f.Secret
 		}
 	case KindGo:
-		w.Handler = &f.Handler
+		w.Handler, w.Registered = &f.Handler, f.Registered
 	}
 	return json.Marshal(w)
 }

@@ -159,7 +159,7 @@ func TestFunctionTest(t *testing.T) {
 		}
 
 		e.call(t, "PUT", "/api/v1/spaces/default/functions/native", map[string]any{"kind": "go", "handler": "sync"}).want(http.StatusCreated)
-		e.call(t, "POST", "/api/v1/spaces/default/functions/native/test", map[string]any{"seq": 1}).problem(problem.BadRequest)
+		e.call(t, "POST", "/api/v1/spaces/default/functions/native/test", map[string]any{"seq": 1}).problem(problem.Unprocessable)
 
 		e.call(t, "POST", "/api/v1/spaces/default/prune", map[string]any{"through": 1}).want(http.StatusOK)
 		pe = e.call(t, "POST", fpath+"/test", map[string]any{"seq": 1}).problem(problem.Compacted)
