@@ -42,6 +42,7 @@ func (s *Server) routes() {
 	s.handle("PUT /api/v1/spaces/{space}/triggers/{name}", s.putTrigger)
 	s.handle("DELETE /api/v1/spaces/{space}/triggers/{name}", s.deleteTrigger)
 	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/backtest", s.backtestTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/run", s.runTrigger)
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

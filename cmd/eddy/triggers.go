@@ -12,9 +12,10 @@ import (
 func (a *app) triggersCommand() *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "triggers",
-		Short: "Inspect, backtest and delete triggers (save them with 'eddy apply')",
+		Short: "Inspect, backtest, run and delete triggers (save them with 'eddy apply')",
 	}, a.triggersListCommand(),
 		a.triggersBacktestCommand(),
+		a.triggersRunCommand(),
 		a.definitionGetCommand("triggers", "trigger"),
 		a.definitionDeleteCommand("triggers", "trigger", ""))
 }
