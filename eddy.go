@@ -14,6 +14,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
@@ -60,6 +61,12 @@ type Config struct {
 	// HousekeepInterval is how often housekeeping runs (default
 	// changelog.DefaultHousekeepInterval, 1m).
 	HousekeepInterval time.Duration
+	// Engine tunes the trigger engine (leases, batches, polling); its
+	// Logger defaults to Logger.
+	Engine engine.Options
+	// NoEngine leaves the trigger engine stopped: triggers are stored and
+	// can be inspected, but nothing evaluates or delivers in this process.
+	NoEngine bool
 }
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
@@ -75,6 +82,7 @@ type Eddy struct {
 	auth    *auth.Service
 	hub     *watch.Hub
 	defs    *definitions.Service
+	eng     *engine.Engine
 	funcs   *runtime.Registry
 	tel     *telemetry.Telemetry
 
@@ -113,8 +121,16 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
-	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger})
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs})
+	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
+	if cfg.Engine.Logger == nil {
+		cfg.Engine.Logger = logger
+	}
+	if cfg.Engine.Observe == nil {
+		cfg.Engine.Observe = e.tel.ObserveEngine
+	}
+	e.eng = engine.New(e.log, e.funcs, cfg.Engine)
+	e.tel.WatchTriggers(e.eng.Gauges)
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
 	e.hk = changelog.NewHousekeeper(e.log, cfg.Retention, cfg.HousekeepInterval, logger)
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())
@@ -124,6 +140,11 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	}
 	if err := e.hk.Start(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("start housekeeper: %w", err), e.Close())
+	}
+	if !cfg.NoEngine {
+		if err := e.eng.Start(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("start trigger engine: %w", err), e.Close())
+		}
 	}
 	logger.Debug("eddy opened", "driver", driver, "dataDir", cfg.DataDir)
 	return e, nil
@@ -187,9 +208,22 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
-// notify is the log's OnCommit hook: it wakes the watch hub (never
-// blocking the committer).
-func (e *Eddy) notify(space string, head int64) { e.hub.Notify(space, head) }
+// notify is the log's OnCommit hook: it wakes the watch hub and the
+// trigger engine (never blocking the committer).
+func (e *Eddy) notify(space string, head int64) {
+	e.hub.Notify(space, head)
+	e.notifyEngine(space, head)
+}
+
+// notifyEngine wakes the trigger engine's evaluator of the space.
+func (e *Eddy) notifyEngine(space string, head int64) {
+	if e.eng != nil {
+		e.eng.Notify(space, head)
+	}
+}
+
+// Engine returns the trigger engine: pass it to server.Config.Engine.
+func (e *Eddy) Engine() *engine.Engine { return e.eng }
 
 // Hub returns the watch hub: pass it to server.Config.Hub, and Stop it
 // before shutting the HTTP server down so streams end with a terminal
@@ -234,6 +268,9 @@ func (e *Eddy) Close() error {
 		defer cancel()
 		if err := e.hub.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
+		}
+		if e.eng != nil {
+			e.eng.Close()
 		}
 		if err := e.hk.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop housekeeper: %w", err))

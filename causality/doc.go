@@ -1,8 +1,8 @@
 // Package causality holds the rules that make eddy's causal chains
 // finite: the depth of a delivery and of the rows it authors, the depth
-// cap and what happens past it, the engine park row, the cause tokens a
-// webhook function writes back with, and the walk from any row to the
-// root of its chain.
+// cap and what happens past it, the engine park and fire rows, the cause
+// tokens a webhook function writes back with, and the walk from any row to
+// the root of its chain.
 //
 // # Depth and the cap
 //
@@ -17,8 +17,8 @@
 //	case causality.Run:
 //		// create the delivery at depth Next(cause)
 //	case causality.Park:
-//		// create it parked and, in the same transaction, append
-//		// causality.NewPark(d).Commit(seq, ts)
+//		// create it parked and, in the same write, append the engine
+//		// row causality.NewPark(d) (changelog.WriteRequest.Engine)
 //	case causality.ParkQuietly:
 //		// create it parked; append nothing
 //	}

@@ -16,8 +16,8 @@ func ExampleDecide() {
 
 	park := causality.NewPark(causality.Delivery{Trigger: "ping", ID: "d-9", Cause: deep})
 	fmt.Println(park.Op, park.Type, park.EntityID, string(park.Payload))
-	c := park.Commit(41, time.Now())
-	fmt.Println(causality.Decide(causality.CauseOf(&c), 0, 0))
+	// Appended at seq 41, the park row is the cause of whatever it matches.
+	fmt.Println(causality.Decide(causality.Cause{Seq: 41, Depth: park.Provenance.Depth, Op: park.Op}, 0, 0))
 	// Output:
 	// run 1
 	// park 17

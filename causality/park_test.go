@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -11,7 +12,7 @@ func TestNewPark(t *testing.T) {
 	t.Parallel()
 	d := Delivery{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
 	p := NewPark(d)
-	if p.Actor != "engine" || p.Op != "park" || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
+	if p.Op != changelog.OpPark || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
 		t.Fatalf("park row = %+v", p)
 	}
 	if got, want := string(p.Payload), `{"trigger":"ping","depth":17}`; got != want {
@@ -21,14 +22,25 @@ func TestNewPark(t *testing.T) {
 	if p.Provenance != want {
 		t.Fatalf("provenance = %+v, want %+v", p.Provenance, want)
 	}
+}
 
-	ts := time.Date(2026, 8, 4, 10, 0, 0, 183742000, time.UTC)
-	c := p.Commit(41, ts)
-	if c.Seq != 41 || !c.TS.Equal(ts) || c.Op != "park" || c.Type != "eddy.delivery" || c.EntityID != "dlv-9" || len(c.Changes) != 0 {
-		t.Fatalf("commit = %+v", c)
+func TestNewFire(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 8, 4, 12, 30, 0, 0, time.FixedZone("CEST", 2*3600))
+	f := NewFire("mark-overdue", at)
+	if f.Op != changelog.OpFire || f.Type != "eddy.trigger" || f.EntityID != "mark-overdue" {
+		t.Fatalf("fire row = %+v", f)
 	}
-	if c.Receipt.Status != store.ReceiptApplied || c.Receipt.Seq != 41 || c.Provenance != want {
-		t.Fatalf("commit receipt/provenance = %+v / %+v", c.Receipt, c.Provenance)
+	if got, want := string(f.Payload), `{"scheduledAt":"2026-08-04T10:30:00Z"}`; got != want {
+		t.Fatalf("payload = %s, want %s", got, want)
+	}
+	want := store.Provenance{Actor: "engine", Via: "engine", Trigger: "mark-overdue"}
+	if f.Provenance != want {
+		t.Fatalf("provenance = %+v, want %+v", f.Provenance, want)
+	}
+	d := Delivery{Trigger: "mark-overdue", ID: "d", Cause: Cause{Seq: 5, Depth: f.Provenance.Depth, Op: f.Op}}
+	if d.Depth() != 1 || d.Via() != ViaCron {
+		t.Fatalf("delivery of a fire row: depth %d via %s, want 1 via cron", d.Depth(), d.Via())
 	}
 }
 
@@ -50,8 +62,8 @@ func TestParkNeverCausesPark(t *testing.T) {
 			d := Delivery{Trigger: "loop", ID: "d", Cause: cause}
 			if dec == Park {
 				parks++
-				c := NewPark(d).Commit(seq, time.Now())
-				cause = CauseOf(&c)
+				row := NewPark(d)
+				cause = Cause{Seq: seq, Depth: row.Provenance.Depth, Op: row.Op}
 				continue
 			}
 			cause = Cause{Seq: seq, Depth: d.Depth(), Op: "patch"}

@@ -50,7 +50,8 @@ func newGroupState(tx store.WriteTx, schemas map[string]*TypeDef, now time.Time)
 
 func (g *groupState) schema(typ string) *TypeDef { return g.schemas[typ] }
 
-// apply runs one request's mutations in order.
+// apply runs one request's mutations in order, then appends its engine
+// rows unless an atomic request was rolled back.
 func (g *groupState) apply(req WriteRequest) WriteResult {
 	n := len(req.Mutations)
 	res := WriteResult{Receipts: make([]store.Receipt, n), Entities: make([]*store.Record, n), Created: make([]bool, n)}
@@ -65,6 +66,9 @@ func (g *groupState) apply(req WriteRequest) WriteResult {
 	if req.Atomic && firstReject >= 0 {
 		g.rollback(mk)
 		abortAtomic(&res, firstReject)
+		res.EngineSeqs = []int64{}
+	} else {
+		res.EngineSeqs = g.appendEngine(req.Engine)
 	}
 	res.LastSeq = g.head
 	return res

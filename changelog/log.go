@@ -1,6 +1,8 @@
 package changelog
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -55,7 +57,9 @@ type GroupStats struct {
 }
 
 // WriteRequest is one request's mutations, applied in order as
-// consecutive commits; with Atomic, all or nothing.
+// consecutive commits; with Atomic, all or nothing. Its engine rows follow
+// its mutations as further consecutive commits. A request needs at least
+// one mutation or engine row.
 type WriteRequest struct {
 	Space     string
 	Mutations []Mutation
@@ -64,17 +68,40 @@ type WriteRequest struct {
 	// (actor, via, request id, trigger, delivery, cause and depth); the
 	// mutation id is filled per mutation.
 	Provenance store.Provenance
+	// Engine are rows the engine appends after the mutations, in order;
+	// with Atomic and a rejected mutation, none is appended.
+	Engine []EngineRow
+	// Effects, if set, runs inside the write transaction after every
+	// commit of the group is appended, with this request's result. If it
+	// returns an error the transaction rolls back, the request fails
+	// alone with that error (wrapped, errors.Is works) and nothing of it
+	// is written. It runs even when the request appended nothing (no-ops,
+	// a rejected atomic batch). A transaction that fails and is retried
+	// calls it again: only the call whose transaction commits counts.
+	Effects func(ctx context.Context, tx store.WriteTx, res WriteResult) error
+}
+
+// EngineRow is a row the engine appends itself: ops fire and park, which
+// carry no entity changes. Its actor is Provenance.Actor.
+type EngineRow struct {
+	Op         string
+	Type       string
+	EntityID   string
+	Payload    json.RawMessage
+	Provenance store.Provenance
 }
 
 // WriteResult answers a WriteRequest: one receipt per mutation in order,
 // the primary entity after each mutation (nil after a delete or a
-// rejection), whether each created its entity, and LastSeq: the seq of the
+// rejection), whether each created its entity, the seqs of the engine rows
+// in order (empty when none was appended), and LastSeq: the seq of the
 // last commit appended, or the head when none was.
 type WriteResult struct {
-	Receipts []store.Receipt
-	Entities []*store.Record
-	Created  []bool
-	LastSeq  int64
+	Receipts   []store.Receipt
+	Entities   []*store.Record
+	Created    []bool
+	EngineSeqs []int64
+	LastSeq    int64
 }
 
 // PullPage is one page of whole commits (see Log.Pull).

@@ -19,20 +19,25 @@ var groupTimeout = 30 * time.Second
 
 // Write applies a request's mutations through the space's group committer:
 // consecutive commits, each with its own receipt; with Atomic, all or
-// nothing. Bad mutations are bad_request and nothing is applied.
+// nothing. Its engine rows follow, and its Effects run in the same
+// transaction. Bad mutations are bad_request and nothing is applied; a bad
+// engine row is a plain error.
 func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) {
 	l.life.RLock()
 	defer l.life.RUnlock()
 	if l.closed {
 		return WriteResult{}, problem.New(problem.Unavailable, "the log is shutting down")
 	}
-	if len(req.Mutations) == 0 {
+	if len(req.Mutations) == 0 && len(req.Engine) == 0 {
 		return WriteResult{}, problem.Param("mutations", "at least one mutation is required")
 	}
 	for i := range req.Mutations {
 		if err := ValidateMutation(&req.Mutations[i]); err != nil {
 			return WriteResult{}, withIndex(err, i)
 		}
+	}
+	if err := validateEngine(req.Engine); err != nil {
+		return WriteResult{}, err
 	}
 	p := &pending{ctx: ctx, req: req, done: make(chan struct{}), lead: make(chan struct{})}
 	l.submit(l.committerFor(req.Space), p)
@@ -138,8 +143,8 @@ func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, gro
 	return tx, schemas
 }
 
-// commitTx applies the group in tx and commits it, remembering the state
-// it leaves for the next group's prediction.
+// commitTx applies the group in tx, runs its effects and commits it,
+// remembering the state it leaves for the next group's prediction.
 func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
@@ -148,13 +153,9 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 	for i, p := range group {
 		results[i] = g.apply(p.req)
 	}
-	err := g.flush(ctx)
-	if err == nil {
-		err = tx.Commit(ctx)
-	}
-	if err != nil {
+	if err := finish(ctx, g, group, results); err != nil {
 		l.cache.forget(space)
-		return nil, 0, fmt.Errorf("commit: %w", err)
+		return nil, 0, err
 	}
 	l.cache.remember(space, g.head, tx.Space().SchemaVersion, g.records)
 	stats.Commits = int(g.head - tx.Space().Head)
@@ -162,6 +163,26 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 		return results, 0, nil
 	}
 	return results, g.head, nil
+}
+
+// finish writes the group's commits and receipts, runs every request's
+// Effects in request order and commits the transaction.
+func finish(ctx context.Context, g *groupState, group []*pending, results []WriteResult) error {
+	if err := g.flush(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	for i, p := range group {
+		if p.req.Effects == nil {
+			continue
+		}
+		if err := p.req.Effects(ctx, g.tx, results[i]); err != nil {
+			return fmt.Errorf("write effects: %w", err)
+		}
+	}
+	if err := g.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 // beginWithSchema opens the write transaction with the space's compiled

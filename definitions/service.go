@@ -12,6 +12,7 @@ import (
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // Service manages the function and trigger definitions of every space.
@@ -22,6 +23,7 @@ type Service struct {
 	now func() time.Time
 	// handlers are the process's Go handlers (dry runs, "registered").
 	handlers *runtime.Registry
+	hooks    TriggerHooks
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -37,6 +39,18 @@ type Options struct {
 	// functions call them, and GET answers say whether a go function's
 	// handler is registered. Default an empty registry.
 	Handlers *runtime.Registry
+	// Hooks, if set, hear about every saved and deleted trigger (the
+	// trigger engine keeps each trigger's cursor and deliveries).
+	Hooks TriggerHooks
+}
+
+// TriggerHooks is told about trigger definitions as they are stored and
+// removed. An error fails the request (the definition stays stored).
+type TriggerHooks interface {
+	// TriggerSaved runs after a trigger definition was stored.
+	TriggerSaved(ctx context.Context, space string, t *triggers.Trigger) error
+	// TriggerDeleted runs after a trigger definition was removed.
+	TriggerDeleted(ctx context.Context, space, name string) error
 }
 
 // New returns a Service over the log's store.
@@ -47,7 +61,7 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Handlers == nil {
 		opts.Handlers = &runtime.Registry{}
 	}
-	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks}
 }
 
 // checkSpace returns not_found unless the space exists.

@@ -65,6 +65,11 @@ func (s *Service) PutTrigger(ctx context.Context, space, name string, raw []byte
 	if err != nil {
 		return SavedTrigger{}, false, err
 	}
+	if s.hooks != nil {
+		if err := s.hooks.TriggerSaved(ctx, space, t); err != nil {
+			return SavedTrigger{}, false, err
+		}
+	}
 	return SavedTrigger{Trigger: t, Warnings: warnings}, created, nil
 }
 
@@ -135,7 +140,13 @@ func (s *Service) DeleteTrigger(ctx context.Context, space, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.delete(ctx, space, store.DefTrigger, name)
+	if err := s.delete(ctx, space, store.DefTrigger, name); err != nil {
+		return err
+	}
+	if s.hooks != nil {
+		return s.hooks.TriggerDeleted(ctx, space, name)
+	}
+	return nil
 }
 
 // parseStoredTrigger parses a stored definition; a failure is an internal

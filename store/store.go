@@ -338,6 +338,8 @@ type Store interface {
 	// space, created before before, oldest first, and returns how many it
 	// deleted. A limit below 1 deletes nothing.
 	ReceiptsExpire(ctx context.Context, before time.Time, limit int) (int, error)
+
+	TriggerStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
@@ -391,6 +393,8 @@ type WriteTx interface {
 	Commit(ctx context.Context) error
 	// Rollback abandons the transaction; it is safe after Commit.
 	Rollback(ctx context.Context) error
+
+	TriggerTx
 }
 
 // Notifier is implemented by drivers that can tell a process about

@@ -50,6 +50,7 @@ type Telemetry struct {
 	rejections     metric.Int64Counter
 	httpRequests   metric.Int64Counter
 	httpDuration   metric.Float64Histogram
+	trig           triggerInstruments
 
 	committed, failed metric.MeasurementOption
 }
@@ -113,6 +114,7 @@ func (t *Telemetry) instruments(opts Options) error {
 		metric.WithDescription("HTTP request latency, by method and route pattern (a watch stream counts until its handler returns)."),
 		metric.WithExplicitBucketBoundaries(httpBuckets...))
 	keep(err)
+	keep(t.defineTriggerCounters(m))
 	if opts.Watchers != nil {
 		watchers := opts.Watchers
 		_, err = m.Int64ObservableGauge("eddy_watchers", metric.WithUnit("{stream}"),

@@ -58,6 +58,10 @@ type Options struct {
 	WatcherBuffer int
 	// CatchUpBatch is the rows per catch-up read (DefaultCatchUpBatch).
 	CatchUpBatch int
+	// OnNotify, if set, also hears every commit notification the store's
+	// Listen delivers (other processes' commits included; space "" and
+	// head -1 after a reconnect). It must not block.
+	OnNotify func(space string, head int64)
 	// ReadBatch is the rows per shared read (DefaultReadBatch).
 	ReadBatch int
 	// Logger receives operational logs (nil = slog.Default()).
@@ -153,6 +157,15 @@ func (h *Hub) Start(ctx context.Context) error {
 	return nil
 }
 
+// notified handles a commit notification from the store: it wakes the
+// space's watchers and tells Options.OnNotify.
+func (h *Hub) notified(space string, head int64) {
+	h.Notify(space, head)
+	if h.opts.OnNotify != nil {
+		h.opts.OnNotify(space, head)
+	}
+}
+
 // listen runs the store's Listen until Stop, restarting it with backoff
 // if it fails.
 func (h *Hub) listen(n store.Notifier) {
@@ -160,7 +173,7 @@ func (h *Hub) listen(n store.Notifier) {
 	delay := 100 * time.Millisecond
 	for {
 		start := time.Now()
-		err := n.Listen(h.ctx, h.Notify)
+		err := n.Listen(h.ctx, h.notified)
 		if h.ctx.Err() != nil {
 			return
 		}

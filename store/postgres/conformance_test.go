@@ -26,3 +26,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceConcurrency(t *testing.T) {
 	storetest.ExerciseConcurrency(t, openConformance)
 }
+
+func TestTriggersConformance(t *testing.T) {
+	storetest.ExerciseTriggers(t, openConformance)
+}

@@ -59,6 +59,9 @@ type writeTx struct {
 	// yet; Commit sends BEGIN, the lock and these checks with the writes.
 	expect *store.WriteBeginParams
 	w      pending
+	// trig holds the buffered trigger writes (TriggerTx), sent by Commit
+	// after the appends.
+	trig   triggerWrites
 	failed error // a failed Append or ReceiptPut: Commit refuses
 }
 
@@ -238,9 +241,10 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 		queueExpect(b, tx.expect, last)
 	}
 	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil)
+	tx.trig.queue(b)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return wrap("commit", err)
+		return wrapTrigger("commit", err)
 	}
 	return nil
 }

@@ -74,9 +74,9 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 	return out, wrap("list spaces", rows.Err())
 }
 
-// SpacePrune deletes commits (their changes with them) with seq <= through and moves the
-// horizon to max(horizon, through), in one write transaction. The head
-// never moves.
+// SpacePrune deletes commits (their changes with them), deliveries and
+// stance errors with seq <= through and moves the horizon to
+// max(horizon, through), in one write transaction. The head never moves.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
 	var sp store.Space
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
@@ -86,10 +86,21 @@ WHERE id = ? RETURNING `+spaceCols, through, id))
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM commits WHERE space = ? AND seq <= ?`, id, through)
-		return err
+		for _, q := range pruneQueries {
+			if _, err := tx.ExecContext(ctx, q, id, through); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return sp, wrap("prune space", err)
+}
+
+// pruneQueries delete a space's rows with seq <= through.
+var pruneQueries = []string{
+	`DELETE FROM commits WHERE space = ? AND seq <= ?`,
+	sqlPruneDeliveries,
+	sqlPruneErrors,
 }
 
 // bumpSchema increments a space's schema version; ErrNotFound if the space

@@ -1,0 +1,195 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/postgres"
+	"github.com/eddy-run/eddy/store/postgres/pgtest"
+)
+
+// benchRows is the size of the evaluator benchmark's log.
+const benchRows = 50_000
+
+// benchEnv is one process for a benchmark.
+type benchEnv struct {
+	log  *changelog.Log
+	eng  *engine.Engine
+	defs *definitions.Service
+	reg  *runtime.Registry
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	st, err := postgres.Open(b.Context(), pgtest.NewDatabase(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	e := &benchEnv{reg: &runtime.Registry{}}
+	e.log = changelog.New(st, changelog.Options{OnCommit: func(sp string, head int64) { e.eng.Notify(sp, head) }})
+	e.eng = engine.New(e.log, e.reg, engine.Options{LeaseTTL: 10 * time.Second, Poll: 50 * time.Millisecond})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: e.eng})
+	if _, err := e.log.EnsureSpace(b.Context(), space); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.eng.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		e.eng.Close()
+		_ = e.log.Close()
+	})
+	return e
+}
+
+func (e *benchEnv) define(b *testing.B, kind, name, def string) {
+	var err error
+	if kind == "function" {
+		_, _, err = e.defs.PutFunction(b.Context(), space, name, []byte(def))
+	} else {
+		_, _, err = e.defs.PutTrigger(b.Context(), space, name, []byte(def))
+	}
+	if err != nil {
+		b.Fatalf("put %s %s: %v", kind, name, err)
+	}
+}
+
+// BenchmarkEvaluator measures rows/s through the evaluator of a space
+// with 10 enabled triggers on PostgreSQL, where 10% of the rows match one
+// of them and get a delivery (an expr function returning nil), against
+// pulling the same rows without judging them (the read it is built on).
+func BenchmarkEvaluator(b *testing.B) {
+	e := newBenchEnv(b)
+	populate(b, e, benchRows)
+	e.define(b, "function", "noop", `{"kind":"expr","code":"nil"}`)
+	b.ResetTimer()
+	for i := range b.N {
+		pull := timePull(b, e)
+		start := time.Now()
+		for j := range 10 {
+			e.define(b, "trigger", fmt.Sprintf("t%d-%d", i, j), fmt.Sprintf(`{"source":{"changes":{"types":["item"],"when":"entity.properties.k == %d"}},"function":"noop","start":"beginning"}`, j))
+		}
+		waitCursors(b, e, i, benchRows)
+		took := time.Since(start)
+		b.ReportMetric(float64(benchRows)/took.Seconds(), "rows/s")
+		b.ReportMetric(float64(benchRows)/pull.Seconds(), "pull-rows/s")
+		b.ReportMetric(pull.Seconds()/took.Seconds()*100, "%-of-pull")
+		for j := range 10 {
+			if err := e.defs.DeleteTrigger(b.Context(), space, fmt.Sprintf("t%d-%d", i, j)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// populate writes n item rows, k = i % 100, in batches.
+func populate(b *testing.B, e *benchEnv, n int) {
+	const batch = 500
+	for i := 0; i < n; i += batch {
+		ms := make([]changelog.Mutation, 0, batch)
+		for j := i; j < min(i+batch, n); j++ {
+			ms = append(ms, put("item", fmt.Sprintf("i%07d", j), map[string]any{"k": j % 100, "name": "item"}))
+		}
+		if _, err := e.log.Write(b.Context(), changelog.WriteRequest{Space: space, Mutations: ms,
+			Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// timePull reads the whole log through Pull.
+func timePull(b *testing.B, e *benchEnv) time.Duration {
+	start := time.Now()
+	after := int64(0)
+	for {
+		page, err := e.log.Pull(b.Context(), space, after, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(page.Commits) == 0 {
+			return time.Since(start)
+		}
+		after = page.NextCursor
+	}
+}
+
+// waitCursors waits until every trigger of round i reached seq.
+func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
+	for {
+		done := true
+		for j := range 10 {
+			st, err := e.eng.Status(b.Context(), space, fmt.Sprintf("t%d-%d", i, j))
+			if err != nil {
+				b.Fatal(err)
+			}
+			done = done && st.Cursor >= seq
+		}
+		if done {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// BenchmarkCommitToFunction measures the latency from a commit returning
+// to the start of an in-process (go) function it triggers, at a steady
+// write rate of 200 commits/s, as p50 and p99.
+func BenchmarkCommitToFunction(b *testing.B) {
+	e := newBenchEnv(b)
+	var mu sync.Mutex
+	started := map[string]time.Time{}
+	if err := e.reg.Register("probe", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		mu.Lock()
+		started[in.Row.EntityID] = time.Now()
+		mu.Unlock()
+		return nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	e.define(b, "function", "probe", `{"kind":"go","handler":"probe"}`)
+	e.define(b, "trigger", "probe", `{"source":{"changes":{"types":["item"]}},"function":"probe","delivery":{"ordering":"none","concurrency":16}}`)
+	time.Sleep(200 * time.Millisecond) // the lease round adopts the trigger
+	const n = 1000
+	b.ResetTimer()
+	for range b.N {
+		committed := make(map[string]time.Time, n)
+		tick := time.NewTicker(5 * time.Millisecond)
+		for i := range n {
+			<-tick.C
+			id := fmt.Sprintf("i%d-%d", time.Now().UnixNano(), i)
+			if _, err := e.log.Write(b.Context(), changelog.WriteRequest{Space: space,
+				Mutations: []changelog.Mutation{put("item", id, map[string]any{"k": i})}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+				b.Fatal(err)
+			}
+			committed[id] = time.Now()
+		}
+		tick.Stop()
+		time.Sleep(500 * time.Millisecond)
+		var lat []time.Duration
+		mu.Lock()
+		for id, c := range committed {
+			if s, ok := started[id]; ok {
+				lat = append(lat, max(s.Sub(c), 0))
+			}
+		}
+		mu.Unlock()
+		slices.Sort(lat)
+		if len(lat) < n {
+			b.Fatalf("%d of %d functions started", len(lat), n)
+		}
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
+}

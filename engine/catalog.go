@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
+)
+
+// catalog is a space's parsed trigger and function definitions.
+type catalog struct {
+	triggers  map[string]*triggers.Trigger
+	functions map[string]*runtime.Function
+}
+
+// parsedDef caches one parsed definition under its stored bytes.
+type parsedDef struct {
+	raw []byte
+	v   any
+}
+
+// defCache keeps parsed definitions so a lease round recompiles CEL and
+// expr only for definitions that changed.
+type defCache struct {
+	mu    sync.Mutex
+	items map[string]parsedDef // space/kind/name
+}
+
+// catalog loads a space's definitions, parsing only changed ones. A
+// stored definition that no longer parses is logged and left out.
+func (e *Engine) catalog(ctx context.Context, space string) (*catalog, error) {
+	cat := &catalog{triggers: map[string]*triggers.Trigger{}, functions: map[string]*runtime.Function{}}
+	ts, err := e.st.DefinitionList(ctx, space, store.DefTrigger)
+	if err != nil {
+		return nil, fmt.Errorf("list triggers of %s: %w", space, err)
+	}
+	fs, err := e.st.DefinitionList(ctx, space, store.DefFunction)
+	if err != nil {
+		return nil, fmt.Errorf("list functions of %s: %w", space, err)
+	}
+	for _, d := range ts {
+		v, err := e.defs.parse(space, store.DefTrigger, d, func(name string, raw []byte) (any, error) {
+			return triggers.ParseTrigger(name, raw)
+		})
+		if err != nil {
+			e.logger.Error("engine: stored trigger does not parse", "space", space, "trigger", d.Name, "err", err)
+			continue
+		}
+		cat.triggers[d.Name] = v.(*triggers.Trigger)
+	}
+	for _, d := range fs {
+		v, err := e.defs.parse(space, store.DefFunction, d, func(name string, raw []byte) (any, error) {
+			return runtime.ParseFunction(name, raw)
+		})
+		if err != nil {
+			e.logger.Error("engine: stored function does not parse", "space", space, "function", d.Name, "err", err)
+			continue
+		}
+		cat.functions[d.Name] = v.(*runtime.Function)
+	}
+	return cat, nil
+}
+
+// parse returns the cached parse of d, parsing it when its bytes changed.
+func (c *defCache) parse(space, kind string, d store.Definition, parse func(string, []byte) (any, error)) (any, error) {
+	key := space + "/" + kind + "/" + d.Name
+	c.mu.Lock()
+	p, ok := c.items[key]
+	c.mu.Unlock()
+	if ok && bytes.Equal(p.raw, d.Def) {
+		return p.v, nil
+	}
+	v, err := parse(d.Name, d.Def)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.items == nil {
+		c.items = map[string]parsedDef{}
+	}
+	c.items[key] = parsedDef{raw: bytes.Clone(d.Def), v: v}
+	c.mu.Unlock()
+	return v, nil
+}

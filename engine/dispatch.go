@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
+)
+
+// dispatcher runs one owned trigger's open deliveries: at most
+// Concurrency at a time and, with ordering "entity", one per entity in
+// seq order (a later delivery of an entity waits behind an earlier one
+// that is running or waiting to retry).
+type dispatcher struct {
+	sr   *spaceRun
+	name string
+
+	mu      sync.Mutex
+	cfg     runConfig
+	queue   []*item // open deliveries ordered by (seq, id)
+	byID    map[string]*item
+	running int
+	// clock counts queue changes; resync uses it to tell what changed
+	// while it was reading the store.
+	clock    uint64
+	finished map[string]uint64
+	resyncAt uint64 // clock value of the last requested resync, 0 if none
+
+	wakeCh chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// runConfig is what a delivery runs with: the trigger and function as
+// of the last lease round, and the lease epoch fencing its writes.
+type runConfig struct {
+	def   *triggers.Trigger
+	fn    *runtime.Function
+	epoch int64
+}
+
+// item is one open delivery in the queue.
+type item struct {
+	d       store.Delivery
+	running bool
+	added   uint64
+}
+
+func newDispatcher(sr *spaceRun, name string) *dispatcher {
+	return &dispatcher{sr: sr, name: name, byID: map[string]*item{}, finished: map[string]uint64{}, wakeCh: make(chan struct{}, 1)}
+}
+
+// start loads the trigger's open deliveries and starts dispatching.
+func (d *dispatcher) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	d.resync()
+	d.wg.Go(func() { d.loop(ctx) })
+}
+
+// stop ends dispatching and waits for the deliveries under way.
+func (d *dispatcher) stop() {
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.wg.Wait()
+}
+
+func (d *dispatcher) configure(def *triggers.Trigger, fn *runtime.Function, epoch int64) {
+	d.mu.Lock()
+	d.cfg = runConfig{def: def, fn: fn, epoch: epoch}
+	d.mu.Unlock()
+	d.wake()
+}
+
+func (d *dispatcher) wake() {
+	select {
+	case d.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// resync asks the loop to reload the open deliveries from the store (the
+// cursor moved, or an operator retried, released or discarded some).
+func (d *dispatcher) resync() {
+	d.mu.Lock()
+	d.clock++
+	d.resyncAt = d.clock
+	d.mu.Unlock()
+	d.wake()
+}
+
+// refresh is a lease round's periodic resync.
+func (d *dispatcher) refresh() { d.resync() }
+
+// add queues deliveries the evaluator just created (parked ones are not
+// open and are skipped).
+func (d *dispatcher) add(ds []store.Delivery) {
+	d.mu.Lock()
+	for _, dl := range ds {
+		if dl.Status == store.DeliveryParked || d.byID[dl.ID] != nil {
+			continue
+		}
+		d.clock++
+		it := &item{d: dl, added: d.clock}
+		d.byID[dl.ID] = it
+		d.queue = append(d.queue, it)
+	}
+	d.sortQueue()
+	d.mu.Unlock()
+	d.wake()
+}
+
+func (d *dispatcher) sortQueue() {
+	slices.SortFunc(d.queue, func(a, b *item) int {
+		if a.d.Seq != b.d.Seq {
+			return int(a.d.Seq - b.d.Seq)
+		}
+		return cmpString(a.d.ID, b.d.ID)
+	})
+}
+
+// loop starts runnable deliveries whenever woken or a retry comes due.
+func (d *dispatcher) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		if d.needResync() {
+			if err := d.load(ctx); err != nil && ctx.Err() == nil {
+				d.sr.e.logger.Warn("engine: load deliveries", "space", d.sr.id, "trigger", d.name, "err", err)
+			}
+		}
+		next := d.pass(ctx)
+		wait := d.sr.e.opts.Poll
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next), time.Millisecond))
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-d.wakeCh:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+func (d *dispatcher) needResync() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.resyncAt > 0
+}
+
+// load reads the trigger's open deliveries and merges them into the
+// queue: new ones (retried, released) join; queued ones the store no
+// longer holds open (discarded, reset) leave unless running. Changes the
+// queue saw while reading win over the read.
+func (d *dispatcher) load(ctx context.Context) error {
+	d.mu.Lock()
+	began := d.clock
+	d.mu.Unlock()
+	open, err := d.sr.e.openDeliveries(ctx, d.sr.id, d.name)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.resyncAt > began {
+		return nil // asked again while reading: the next pass reads again
+	}
+	d.resyncAt = 0
+	seen := make(map[string]bool, len(open))
+	for _, dl := range open {
+		seen[dl.ID] = true
+		if it := d.byID[dl.ID]; it != nil || d.finished[dl.ID] > began {
+			continue
+		}
+		d.clock++
+		it := &item{d: dl, added: d.clock}
+		d.byID[dl.ID] = it
+		d.queue = append(d.queue, it)
+	}
+	d.queue = slices.DeleteFunc(d.queue, func(it *item) bool {
+		drop := !seen[it.d.ID] && !it.running && it.added <= began
+		if drop {
+			delete(d.byID, it.d.ID)
+		}
+		return drop
+	})
+	clear(d.finished)
+	d.sortQueue()
+	return nil
+}
+
+// pass starts every runnable delivery the limits allow and returns when
+// the earliest waiting retry comes due (zero if none).
+func (d *dispatcher) pass(ctx context.Context) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cfg := d.cfg
+	if cfg.def == nil {
+		return time.Time{}
+	}
+	limit := max(cfg.def.Delivery.Concurrency, 1)
+	ordered := cfg.def.Delivery.Ordering == triggers.OrderingEntity
+	blocked := map[store.EntityKey]bool{}
+	now := d.sr.e.now()
+	var next time.Time
+	for _, it := range d.queue {
+		if ordered && blocked[it.d.Entity] {
+			continue
+		}
+		if ordered {
+			blocked[it.d.Entity] = true
+		}
+		if it.running {
+			continue
+		}
+		if it.d.NextAttemptAt.After(now) {
+			if next.IsZero() || it.d.NextAttemptAt.Before(next) {
+				next = it.d.NextAttemptAt
+			}
+			continue
+		}
+		if d.running >= limit {
+			break
+		}
+		d.launch(ctx, cfg, it)
+	}
+	return next
+}
+
+// launch runs one delivery in its own goroutine.
+func (d *dispatcher) launch(ctx context.Context, cfg runConfig, it *item) {
+	it.running = true
+	d.running++
+	dl := it.d
+	d.wg.Go(func() {
+		res, err := d.sr.e.execute(ctx, d.sr.id, cfg, dl)
+		d.done(it, res, err)
+	})
+}
+
+// done takes a finished attempt back: a terminal delivery leaves the
+// queue; a retrying one waits for its next attempt. A fenced or failed
+// completion drops the delivery from the queue (the store still holds
+// it; the next resync brings it back if it is open).
+func (d *dispatcher) done(it *item, res store.Delivery, err error) {
+	d.mu.Lock()
+	it.running = false
+	d.running--
+	d.clock++
+	switch {
+	case err != nil || !isOpen(res.Status):
+		d.remove(it.d.ID)
+		d.finished[it.d.ID] = d.clock
+	default:
+		it.d = res
+	}
+	d.mu.Unlock()
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			d.sr.e.poke()
+		} else if !errors.Is(err, context.Canceled) {
+			d.sr.e.logger.Warn("engine: delivery", "space", d.sr.id, "trigger", d.name, "delivery", it.d.ID, "err", err)
+		}
+		d.resync()
+	}
+	d.sr.e.progressed()
+	d.wake()
+}
+
+func (d *dispatcher) remove(id string) {
+	delete(d.byID, id)
+	d.queue = slices.DeleteFunc(d.queue, func(it *item) bool { return it.d.ID == id })
+}
+
+// isOpen reports a status of a delivery still to run.
+func isOpen(status string) bool { return slices.Contains(store.OpenDeliveryStatuses, status) }
+
+// openDeliveries reads every open delivery of a trigger.
+func (e *Engine) openDeliveries(ctx context.Context, space, trigger string) ([]store.Delivery, error) {
+	var out []store.Delivery
+	p := store.DeliveryListParams{Space: space, Trigger: trigger, Statuses: store.OpenDeliveryStatuses, Limit: 1000}
+	for {
+		page, err := e.st.DeliveryList(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < p.Limit {
+			return out, nil
+		}
+		last := page[len(page)-1]
+		p.After = store.DeliveryPosition{Seq: last.Seq, ID: last.ID}
+	}
+}

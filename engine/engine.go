@@ -1,0 +1,243 @@
+// Package engine runs triggers: it holds leases on triggers, evaluates
+// the changelog past each trigger's cursor, creates deliveries, runs
+// them through the functions of package runtime, fires cron triggers and
+// answers operators (enable, disable, reset, replay, deliveries,
+// stances, fences).
+//
+// One Engine runs per process. Every trigger is driven by the process
+// holding its lease (see store.LeaseParams): the lease's epoch fences
+// every cursor advance and delivery completion, so a process that lost a
+// lease writes nothing more for that trigger.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaseTTL = 15 * time.Second
+	DefaultBatch    = 1000
+	DefaultPoll     = time.Second
+)
+
+// Options tune an Engine. The zero value is usable.
+type Options struct {
+	// Owner names this process in leases (default host-pid-random).
+	Owner string
+	// LeaseTTL is how long a lease lives unrenewed (default 15s); leases
+	// are renewed every LeaseTTL/3.
+	LeaseTTL time.Duration
+	// Batch bounds the rows one evaluation transaction covers (default
+	// 1000).
+	Batch int
+	// Poll is how often a space is re-checked without a wake-up (default
+	// 1s); commits of this process and, on PostgreSQL, NOTIFY wake it at
+	// once.
+	Poll time.Duration
+	// SpaceCap is the causality cap of every space (default
+	// causality.DefaultCap).
+	SpaceCap int
+	// Client sends webhook requests (default a client without a global
+	// timeout; each request is bounded by its function's timeout).
+	Client *http.Client
+	// Logger receives operational logs (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the engine's clock (default time.Now).
+	Now func() time.Time
+	// Observe, if set, is told about evaluation batches and finished
+	// delivery attempts (for metrics). It must not block.
+	Observe func(Event)
+}
+
+// Event is one thing the engine did, for Options.Observe.
+type Event struct {
+	Space   string
+	Trigger string
+	// Kind is "evaluated" (Rows rows judged, Matched deliveries created)
+	// or "delivery" (an attempt ended with Outcome: succeeded, retrying,
+	// failed, parked).
+	Kind    string
+	Rows    int
+	Matched int
+	Parked  int
+	Outcome string
+	// Duration is how long the batch or the attempt took.
+	Duration time.Duration
+}
+
+// Engine runs the triggers of every space of one store.
+type Engine struct {
+	st     store.Store
+	log    *changelog.Log
+	reg    *runtime.Registry
+	keys   *causality.Keyring
+	defs   defCache
+	opts   Options
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	spaces  map[string]*spaceRun
+	started bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	kick    chan struct{}
+
+	// progress is closed and replaced whenever a cursor moves or a
+	// delivery ends in this process, waking fences.
+	progressMu sync.Mutex
+	progress   chan struct{}
+}
+
+// New returns an engine over the log's store; Start runs it. reg holds
+// the process's Go handlers (nil: none).
+func New(log *changelog.Log, reg *runtime.Registry, opts Options) *Engine {
+	st := log.Store()
+	opts = withDefaults(opts)
+	if reg == nil {
+		reg = &runtime.Registry{}
+	}
+	return &Engine{
+		st: st, log: log, reg: reg, keys: causality.NewKeyring(st), opts: opts, logger: opts.Logger,
+		spaces: map[string]*spaceRun{}, kick: make(chan struct{}, 1), progress: make(chan struct{}),
+	}
+}
+
+func withDefaults(o Options) Options {
+	if o.Owner == "" {
+		o.Owner = defaultOwner()
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.SpaceCap <= 0 {
+		o.SpaceCap = causality.DefaultCap
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// defaultOwner names this process: host, pid and a random suffix (a
+// restarted process never inherits its predecessor's leases).
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(6))
+}
+
+// randomID returns n random base32 characters, lower case.
+func randomID(n int) string {
+	b := make([]byte, (n*5+7)/8)
+	_, _ = rand.Read(b)
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))[:n]
+}
+
+// Owner returns the name this process holds leases under.
+func (e *Engine) Owner() string { return e.opts.Owner }
+
+func (e *Engine) now() time.Time { return e.opts.Now().UTC() }
+
+// Start runs the lease manager until Close.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("engine: already started")
+	}
+	e.started = true
+	ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.wg.Go(func() { e.manage(ctx) })
+	return nil
+}
+
+// Close stops every space and waits for deliveries under way to end.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	cancel := e.cancel
+	e.cancel = nil
+	spaces := e.spaces
+	e.spaces = map[string]*spaceRun{}
+	e.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	e.wg.Wait()
+	for _, sr := range spaces {
+		sr.stop()
+	}
+}
+
+// Notify tells the engine that space's head moved to head (a commit of
+// this process, or a NOTIFY from another); head -1 with space "" means
+// every space must re-check. It never blocks.
+func (e *Engine) Notify(space string, head int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if space == "" {
+		for _, sr := range e.spaces {
+			sr.wake()
+		}
+		return
+	}
+	if sr := e.spaces[space]; sr != nil {
+		sr.wake()
+	}
+}
+
+// poke makes the lease manager run a round now.
+func (e *Engine) poke() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// progressed wakes every fence waiting in this process.
+func (e *Engine) progressed() {
+	e.progressMu.Lock()
+	close(e.progress)
+	e.progress = make(chan struct{})
+	e.progressMu.Unlock()
+}
+
+// progressCh returns the channel the next progress closes.
+func (e *Engine) progressCh() <-chan struct{} {
+	e.progressMu.Lock()
+	defer e.progressMu.Unlock()
+	return e.progress
+}
+
+func (e *Engine) observe(ev Event) {
+	if e.opts.Observe != nil {
+		e.opts.Observe(ev)
+	}
+}

@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
+)
+
+// batch is one evaluation's work for one trigger.
+type batch struct {
+	t          *trig
+	deliveries []store.Delivery
+	byEntity   map[store.EntityKey]int
+	errors     []store.StanceError
+	parks      []changelog.EngineRow
+	causes     map[string]causality.Cause
+	committed  bool
+}
+
+// evaluate judges one batch of rows above the lowest cursor of the
+// active change triggers, creates the deliveries and advances every
+// cursor in one transaction. more reports that rows remain.
+func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	active := sr.activeChange()
+	if len(active) == 0 {
+		return false, nil
+	}
+	lo := int64(-1)
+	for _, t := range active {
+		if lo < 0 || t.state.Cursor < lo {
+			lo = t.state.Cursor
+		}
+	}
+	started := time.Now()
+	page, err := sr.e.log.Pull(ctx, sr.id, lo, sr.e.opts.Batch)
+	var gone *changelog.HistoryUnavailableError
+	if errors.As(err, &gone) {
+		return sr.skipPruned(ctx, active, gone.Horizon)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read after %d: %w", lo, err)
+	}
+	if len(page.Commits) == 0 {
+		return false, nil
+	}
+	end := page.Commits[len(page.Commits)-1].Seq
+	batches := sr.judge(active, page.Commits)
+	if err := sr.commit(ctx, batches, end); err != nil {
+		return false, err
+	}
+	sr.finish(batches, end, time.Since(started), len(page.Commits))
+	return page.HasMore, nil
+}
+
+// judge runs the rows through the match index and builds each trigger's
+// deliveries and recorded errors.
+func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
+	idx := sr.indexFor(active)
+	out := make(map[string]*batch, len(active))
+	for name, t := range active {
+		out[name] = &batch{t: t, byEntity: map[store.EntityKey]int{}, causes: map[string]causality.Cause{}}
+	}
+	now := sr.e.now()
+	for i := range commits {
+		c := &commits[i]
+		in := inputOf(c)
+		for _, r := range idx.Match(in) {
+			b := out[r.Trigger]
+			if b == nil || c.Seq <= b.t.state.Cursor || isEcho(b.t.def, c) {
+				continue
+			}
+			if r.Stance == triggers.StanceError {
+				b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: errText(r.Err)})
+				continue
+			}
+			b.add(sr.id, c, now)
+		}
+	}
+	for _, b := range out {
+		b.decide(sr.e.opts.SpaceCap)
+	}
+	return out
+}
+
+// inputOf returns the CEL input of a commit: the row and its primary
+// entity's after and before snapshots.
+func inputOf(c *store.Commit) triggers.Input {
+	in := triggers.Input{Row: &c.Row}
+	if ch := primaryChange(c); ch != nil {
+		in.Entity, in.Before = ch.After, ch.Before
+	}
+	return in
+}
+
+// primaryChange returns the change of the commit's primary entity.
+func primaryChange(c *store.Commit) *store.Change {
+	for i := range c.Changes {
+		if c.Changes[i].Type == c.Type && c.Changes[i].ID == c.EntityID {
+			return &c.Changes[i]
+		}
+	}
+	if len(c.Changes) > 0 {
+		return &c.Changes[0]
+	}
+	return nil
+}
+
+// isEcho reports a row authored by the trigger's own delivery, which the
+// trigger does not see unless it sets echo.
+func isEcho(t *triggers.Trigger, c *store.Commit) bool {
+	return !t.Echo && c.Actor == causality.Actor(t.Name)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "error"
+	}
+	return err.Error()
+}
+
+// add creates the delivery of a matched row; with coalesce it replaces
+// the batch's earlier delivery of the same entity.
+func (b *batch) add(space string, c *store.Commit, now time.Time) {
+	key := store.EntityKey{Type: c.Type, ID: c.EntityID}
+	d := store.Delivery{
+		ID: newDeliveryID(), Space: space, Trigger: b.t.def.Name, Seq: c.Seq, Entity: key,
+		Status: store.DeliveryPending, Depth: causality.Next(causality.CauseOf(c)),
+		CreatedAt: now, UpdatedAt: now,
+	}
+	b.causes[d.ID] = causality.CauseOf(c)
+	if b.t.def.Coalesce {
+		if i, ok := b.byEntity[key]; ok {
+			delete(b.causes, b.deliveries[i].ID)
+			b.deliveries[i] = d
+			return
+		}
+		b.byEntity[key] = len(b.deliveries)
+	}
+	b.deliveries = append(b.deliveries, d)
+}
+
+// decide applies the causality cap: a delivery past it is parked instead
+// of run, with a park row unless its cause is itself a park row.
+func (b *batch) decide(spaceCap int) {
+	for i := range b.deliveries {
+		d := &b.deliveries[i]
+		cause := b.causes[d.ID]
+		switch causality.Decide(cause, spaceCap, b.t.def.CausalityCap) {
+		case causality.Run:
+			continue
+		case causality.Park:
+			b.parks = append(b.parks, causality.NewPark(causality.Delivery{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
+		}
+		d.Status = store.DeliveryParked
+		d.LastError = fmt.Sprintf("depth %d is past the causality cap %d", d.Depth,
+			causality.Cap(spaceCap, b.t.def.CausalityCap))
+	}
+}
+
+// commit stores every trigger's deliveries and errors and moves its
+// cursor to end, in one transaction fenced by the leases; park rows are
+// appended in the same transaction.
+func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end int64) error {
+	var advances []store.Advance
+	var parks []changelog.EngineRow
+	for _, b := range batches {
+		if b.t.state.Cursor >= end {
+			continue
+		}
+		advances = append(advances, store.Advance{
+			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
+			Deliveries: b.deliveries, Errors: b.errors,
+		})
+		parks = append(parks, b.parks...)
+	}
+	slices.SortFunc(advances, func(a, b store.Advance) int { return cmpString(a.Trigger, b.Trigger) })
+	var err error
+	if len(parks) == 0 {
+		err = sr.e.st.TriggerAdvance(ctx, sr.id, advances)
+	} else {
+		_, err = sr.e.log.Write(ctx, changelog.WriteRequest{Space: sr.id, Engine: parks,
+			Effects: func(ctx context.Context, tx store.WriteTx, _ changelog.WriteResult) error {
+				return tx.TriggerAdvanceTx(ctx, advances)
+			}})
+	}
+	if errors.Is(err, store.ErrFenced) {
+		names := make([]string, len(advances))
+		for i, a := range advances {
+			names[i] = a.Trigger
+		}
+		sr.reload(ctx, names)
+		sr.wake()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("advance to %d: %w", end, err)
+	}
+	for _, b := range batches {
+		if b.t.state.Cursor < end {
+			b.t.state.Cursor = end
+			b.committed = true
+		}
+	}
+	return nil
+}
+
+// finish hands the new deliveries to the dispatchers and reports the
+// batch.
+func (sr *spaceRun) finish(batches map[string]*batch, end int64, took time.Duration, rows int) {
+	for name, b := range batches {
+		if !b.committed {
+			continue
+		}
+		b.t.disp.add(b.deliveries)
+		parked := 0
+		for _, d := range b.deliveries {
+			if d.Status == store.DeliveryParked {
+				parked++
+			}
+		}
+		sr.e.observe(Event{Space: sr.id, Trigger: name, Kind: "evaluated", Rows: rows, Matched: len(b.deliveries), Parked: parked, Duration: took})
+	}
+	sr.e.progressed()
+}
+
+// skipPruned moves the cursors below the horizon up to it: those rows
+// were pruned (with force) before the trigger judged them.
+func (sr *spaceRun) skipPruned(ctx context.Context, active map[string]*trig, horizon int64) (bool, error) {
+	batches := map[string]*batch{}
+	for name, t := range active {
+		if t.state.Cursor < horizon {
+			batches[name] = &batch{t: t}
+		}
+	}
+	sr.e.logger.Warn("engine: rows pruned before triggers judged them", "space", sr.id, "horizon", horizon, "triggers", len(batches))
+	if err := sr.commit(ctx, batches, horizon); err != nil {
+		return false, err
+	}
+	sr.finish(batches, horizon, 0, 0)
+	return true, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// newDeliveryID returns a fresh delivery id: "dlv_" and 16 random
+// base32 characters.
+func newDeliveryID() string { return "dlv_" + randomID(16) }

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+)
+
+// causeTokenTTL is how long a webhook's Eddy-Cause token stays valid.
+const causeTokenTTL = time.Hour
+
+// attempt is one run of a delivery.
+type attempt struct {
+	e     *Engine
+	space string
+	cfg   runConfig
+	d     store.Delivery
+	n     int // this attempt's number (1 for the first)
+	start time.Time
+}
+
+// execute runs one attempt of a delivery and records its outcome:
+// succeeded (with the function's writes, in the same transaction for
+// in-process functions), retrying with a backoff, or failed. It returns
+// the delivery as stored afterwards. An error means nothing was recorded
+// (ErrFenced: the lease or the delivery's status changed).
+func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d store.Delivery) (store.Delivery, error) {
+	a := &attempt{e: e, space: space, cfg: cfg, d: d, n: d.Attempts + 1, start: time.Now()}
+	res, err := a.run(ctx)
+	outcome := res.Status
+	if err != nil {
+		outcome = "error"
+	}
+	e.observe(Event{Space: space, Trigger: d.Trigger, Kind: "delivery", Outcome: outcome, Duration: time.Since(a.start)})
+	return res, err
+}
+
+func (a *attempt) run(ctx context.Context) (store.Delivery, error) {
+	if a.cfg.fn == nil {
+		return a.fail(ctx, fmt.Sprintf("function %q does not exist", a.cfg.def.Function), 0, false)
+	}
+	c, err := a.e.commitAt(ctx, a.space, a.d.Seq)
+	var gone *changelog.HistoryUnavailableError
+	if errors.As(err, &gone) {
+		return a.fail(ctx, fmt.Sprintf("the causing row %d was pruned", a.d.Seq), 0, true)
+	}
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	in := a.input(c)
+	if a.cfg.fn.Kind == runtime.KindWebhook {
+		return a.webhook(ctx, c, in)
+	}
+	ctx2, cancel := context.WithTimeout(ctx, a.timeout())
+	ms, err := a.callInProcess(ctx2, in)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return store.Delivery{}, ctx.Err()
+		}
+		return a.fail(ctx, err.Error(), 0, false)
+	}
+	return a.complete(ctx, c, ms)
+}
+
+// callInProcess runs an expr or go function.
+func (a *attempt) callInProcess(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+	switch a.cfg.fn.Kind {
+	case runtime.KindExpr:
+		return a.cfg.fn.RunExpr(ctx, in)
+	case runtime.KindGo:
+		return a.cfg.fn.RunGo(ctx, a.e.reg, in)
+	}
+	return nil, fmt.Errorf("function %q has unknown kind %q", a.cfg.fn.Name, a.cfg.fn.Kind)
+}
+
+// input is what the function sees: the causing row and the snapshots of
+// the delivery's entity in that commit.
+func (a *attempt) input(c store.Commit) runtime.Input {
+	in := runtime.Input{Row: c.Row, Trigger: a.d.Trigger, Now: a.e.now()}
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		if ch.Type == a.d.Entity.Type && ch.ID == a.d.Entity.ID {
+			in.Entity, in.Before = ch.After, ch.Before
+		}
+	}
+	return in
+}
+
+// timeout bounds one attempt: the trigger's delivery timeout, else the
+// function's, else runtime.DefaultTimeout.
+func (a *attempt) timeout() time.Duration {
+	if t := time.Duration(a.cfg.def.Delivery.Timeout); t > 0 {
+		return t
+	}
+	if a.cfg.fn != nil && a.cfg.fn.Timeout > 0 {
+		return a.cfg.fn.Timeout
+	}
+	return runtime.DefaultTimeout
+}
+
+// cause returns the delivery as the causality package sees it.
+func (a *attempt) cause(c store.Commit) causality.Delivery {
+	return causality.Delivery{Trigger: a.d.Trigger, ID: a.d.ID, Cause: causality.CauseOf(&c)}
+}
+
+// complete records success. With actions, they are written atomically
+// with the delivery's completion; a rejected action rolls the writes
+// back and the attempt fails instead.
+func (a *attempt) complete(ctx context.Context, c store.Commit, ms []changelog.Mutation) (store.Delivery, error) {
+	if len(ms) == 0 {
+		return a.update(ctx, a.succeeded())
+	}
+	var final store.DeliveryUpdate
+	_, err := a.e.log.Write(ctx, changelog.WriteRequest{
+		Space: a.space, Mutations: ms, Atomic: true,
+		Provenance: a.cause(c).Provenance(a.d.ID, ""),
+		Effects: func(ctx context.Context, tx store.WriteTx, res changelog.WriteResult) error {
+			final = a.succeeded()
+			if r := firstRejected(res.Receipts); r != nil {
+				final = a.failure(rejectionText(r), 0, false)
+			}
+			return tx.DeliveryComplete(ctx, final)
+		},
+	})
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	return a.applied(final), nil
+}
+
+// fail records a failed attempt: retrying after a backoff (at least
+// retryAfter), or failed when permanent or out of attempts.
+func (a *attempt) fail(ctx context.Context, reason string, retryAfter time.Duration, permanent bool) (store.Delivery, error) {
+	return a.update(ctx, a.failure(reason, retryAfter, permanent))
+}
+
+func (a *attempt) update(ctx context.Context, u store.DeliveryUpdate) (store.Delivery, error) {
+	return a.e.st.DeliveryUpdate(ctx, u)
+}
+
+func (a *attempt) base(status string) store.DeliveryUpdate {
+	return store.DeliveryUpdate{
+		Space: a.space, ID: a.d.ID, Epoch: a.cfg.epoch, From: store.OpenDeliveryStatuses,
+		Status: status, Attempts: a.n,
+	}
+}
+
+func (a *attempt) succeeded() store.DeliveryUpdate { return a.base(store.DeliverySucceeded) }
+
+func (a *attempt) failure(reason string, retryAfter time.Duration, permanent bool) store.DeliveryUpdate {
+	del := a.cfg.def.Delivery
+	if permanent || a.n >= max(del.MaxAttempts, 1) {
+		u := a.base(store.DeliveryFailed)
+		u.LastError = reason
+		return u
+	}
+	u := a.base(store.DeliveryRetrying)
+	u.LastError = reason
+	wait := max(runtime.Backoff(a.n, time.Duration(del.Backoff.Initial), time.Duration(del.Backoff.Max), nil), retryAfter)
+	u.NextAttemptAt = a.e.now().Add(wait)
+	return u
+}
+
+// applied returns the delivery as u left it.
+func (a *attempt) applied(u store.DeliveryUpdate) store.Delivery {
+	d := a.d
+	d.Status, d.Attempts, d.LastError, d.NextAttemptAt = u.Status, u.Attempts, u.LastError, u.NextAttemptAt
+	d.UpdatedAt = a.e.now()
+	return d
+}
+
+func firstRejected(rs []store.Receipt) *store.Receipt {
+	for i := range rs {
+		if rs[i].Status == store.ReceiptRejected && rs[i].Reason != nil && rs[i].Reason.Message != "" &&
+			!isRollbackEcho(rs, i) {
+			return &rs[i]
+		}
+	}
+	for i := range rs {
+		if rs[i].Status == store.ReceiptRejected {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+// isRollbackEcho tells a receipt rewritten by an atomic rollback from the
+// rejection that caused it (the first rejected one is the cause).
+func isRollbackEcho(rs []store.Receipt, i int) bool {
+	for j := range i {
+		if rs[j].Status == store.ReceiptRejected {
+			return true
+		}
+	}
+	return false
+}
+
+func rejectionText(r *store.Receipt) string {
+	if r.Reason == nil {
+		return "an action was rejected"
+	}
+	return fmt.Sprintf("action rejected: %s: %s", r.Reason.Code, r.Reason.Message)
+}
+
+// commitAt reads the commit seq.
+func (e *Engine) commitAt(ctx context.Context, space string, seq int64) (store.Commit, error) {
+	page, err := e.log.Pull(ctx, space, seq-1, 1)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if len(page.Commits) == 0 || page.Commits[0].Seq != seq {
+		return store.Commit{}, fmt.Errorf("read commit %d: missing", seq)
+	}
+	return page.Commits[0], nil
+}
+
+// webhook marks the delivery running, sends the signed request with the
+// delivery's cause token and records what the answer means.
+func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input) (store.Delivery, error) {
+	running := a.base(store.DeliveryRunning)
+	running.From = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
+	running.LastError = a.d.LastError
+	if _, err := a.update(ctx, running); err != nil {
+		return store.Delivery{}, err
+	}
+	body, err := runtime.BuildRequest(a.d.ID, in.Row, in.Entity, in.Before)
+	if err != nil {
+		return a.fail(ctx, err.Error(), 0, true)
+	}
+	resp, raw, err := a.send(ctx, c, body)
+	if ctx.Err() != nil {
+		return store.Delivery{}, ctx.Err()
+	}
+	status, header := 0, http.Header(nil)
+	if resp != nil {
+		status, header = resp.StatusCode, resp.Header
+	}
+	dec := runtime.ClassifyAt(status, header, err, a.e.now())
+	switch dec.Outcome {
+	case runtime.Success:
+		ms, err := runtime.DecodeResponse(raw)
+		if err == nil {
+			err = a.cfg.fn.CheckWrites(ms)
+		}
+		if err != nil {
+			return a.fail(ctx, "answer refused: "+err.Error(), 0, true)
+		}
+		return a.complete(ctx, c, ms)
+	case runtime.Retry:
+		return a.fail(ctx, dec.Reason, dec.RetryAfter, false)
+	default:
+		return a.fail(ctx, dec.Reason, 0, true)
+	}
+}
+
+// send posts body to the webhook with Standard Webhooks headers and the
+// Eddy-Cause token, and reads at most runtime.MaxResponseBytes of the
+// answer.
+func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.fn.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if err := runtime.SetHeaders(req.Header, a.cfg.fn.Secret, a.d.ID, time.Now(), body); err != nil {
+		return nil, nil, err
+	}
+	if token, err := a.causeToken(ctx, c); err == nil {
+		req.Header.Set("Eddy-Cause", token)
+	} else {
+		a.e.logger.Warn("engine: cause token", "delivery", a.d.ID, "err", err)
+	}
+	resp, err := a.e.opts.Client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(runtime.MaxResponseBytes)+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, raw, nil
+}
+
+// causeToken mints the token a webhook sends back in Eddy-Cause so its
+// writes through the API are authored by this delivery.
+func (a *attempt) causeToken(ctx context.Context, c store.Commit) (string, error) {
+	key, err := a.e.keys.Key(ctx)
+	if err != nil {
+		return "", err
+	}
+	return causality.Mint(key, a.cause(c).Claims(a.space, a.e.now().Add(causeTokenTTL)))
+}

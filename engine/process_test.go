@@ -1,0 +1,119 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/postgres/pgtest"
+)
+
+// Two processes share one PostgreSQL database: a cron trigger fires once
+// per slot, also across a hand-over when the lease holder stops, and
+// with catchUp "all" no slot is lost.
+func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
+	open := openPostgres(pgtest.NewDatabase(t))
+	a := newEnv(t, open(t), engine.Options{Owner: "a", LeaseTTL: time.Second, Poll: 20 * time.Millisecond})
+	b := newEnv(t, open(t), engine.Options{Owner: "b", LeaseTTL: time.Second, Poll: 20 * time.Millisecond})
+	a.function("tick", `{"kind":"expr","code":"nil"}`)
+	a.trigger("tick", `{"source":{"cron":{"schedule":"@every 1s","catchUp":"all"}},"function":"tick"}`)
+	time.Sleep(2500 * time.Millisecond)
+	st, err := a.eng.Status(t.Context(), space, "tick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := a
+	if st.Owner == "b" {
+		first = b
+	}
+	first.eng.Close() // hands the lease over at once
+	time.Sleep(2500 * time.Millisecond)
+	slots := map[string]int{}
+	var times []time.Time
+	for _, c := range b.commits(0) {
+		if c.Op != "fire" {
+			continue
+		}
+		var p struct {
+			ScheduledAt time.Time `json:"scheduledAt"`
+		}
+		if err := json.Unmarshal(c.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		slots[p.ScheduledAt.String()]++
+		times = append(times, p.ScheduledAt)
+		if c.Actor != "engine" || c.Type != "eddy.trigger" || c.EntityID != "tick" {
+			t.Fatalf("fire row %+v", c.Row)
+		}
+	}
+	if len(times) < 4 {
+		t.Fatalf("%d firings in 5s of a 1s schedule", len(times))
+	}
+	for s, n := range slots {
+		if n != 1 {
+			t.Fatalf("slot %s fired %d times", s, n)
+		}
+	}
+	for i := 1; i < len(times); i++ {
+		if d := times[i].Sub(times[i-1]); d != time.Second {
+			t.Fatalf("slots %v and %v: a slot was skipped or reordered", times[i-1], times[i])
+		}
+	}
+	ds := b.deliveries("tick")
+	if len(ds) != len(times) {
+		t.Fatalf("%d deliveries for %d firings", len(ds), len(times))
+	}
+}
+
+// A process that lost its lease writes nothing more for the trigger: its
+// next advance is fenced; the new holder carries on.
+func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
+	open := openPostgres(pgtest.NewDatabase(t))
+	a := newEnv(t, open(t), engine.Options{Owner: "a", LeaseTTL: 2 * time.Second, Poll: 20 * time.Millisecond})
+	a.function("noop", `{"kind":"expr","code":"nil"}`)
+	a.trigger("watch", `{"source":{"changes":{"types":["task"]}},"function":"noop"}`)
+	a.settle()
+	before := must(a.eng.Status(t.Context(), space, "watch"))
+	if before.Owner != "a" {
+		t.Fatalf("owner %q, want a", before.Owner)
+	}
+	// An intruder takes the lease as if a's had expired, and holds it for
+	// a while without evaluating anything.
+	ts := a.st.(store.TriggerStore)
+	stolen, ok, err := ts.LeaseAcquire(t.Context(), store.LeaseParams{Space: space, Trigger: "watch", Owner: "intruder",
+		Now: time.Now().Add(time.Hour), TTL: time.Hour})
+	if err != nil || !ok || stolen.Epoch != before.Epoch+1 {
+		t.Fatalf("steal: ok %v epoch %d (%v)", ok, stolen.Epoch, err)
+	}
+	seq := a.write(put("task", "t1", map[string]any{"title": "x"}))
+	time.Sleep(500 * time.Millisecond)
+	now := must(a.eng.Status(t.Context(), space, "watch"))
+	if now.Cursor >= seq || now.Owner != "intruder" {
+		t.Fatalf("the stale owner advanced: cursor %d owner %s", now.Cursor, now.Owner)
+	}
+	if ds := a.deliveries("watch"); len(ds) != 0 {
+		t.Fatalf("the stale owner created deliveries: %+v", ds)
+	}
+	// The intruder gives the lease up; a takes it back and catches up.
+	if err := ts.LeaseRelease(t.Context(), space, "watch", "intruder", stolen.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	a.eng.Notify("", -1)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := must(a.eng.Status(t.Context(), space, "watch"))
+		if st.Cursor >= seq && st.Owner == "a" && st.Epoch > stolen.Epoch {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a did not take the lease back: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.settle()
+	if ds := a.deliveries("watch"); len(ds) != 1 || ds[0].Status != store.DeliverySucceeded {
+		t.Fatalf("deliveries after the hand-back: %+v", ds)
+	}
+}

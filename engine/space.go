@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
+)
+
+// spaceRun drives the triggers of one space that this process holds the
+// lease of: one goroutine evaluates and fires cron triggers; each trigger
+// has a dispatcher running its deliveries.
+type spaceRun struct {
+	e  *Engine
+	id string
+
+	// mu serializes evaluation with lease rounds: a round reads the
+	// stored states while no advance is under way.
+	mu    sync.Mutex
+	trigs map[string]*trig
+	index *triggers.Index
+	// indexed lists the trigger definitions index was built from.
+	indexed map[string]*triggers.Trigger
+
+	wakeCh chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// trig is one owned trigger: its definition, its function and its state
+// as this process last wrote or read it.
+type trig struct {
+	def   *triggers.Trigger
+	fn    *runtime.Function
+	state store.TriggerState
+	disp  *dispatcher
+}
+
+// lease names a held lease.
+type lease struct {
+	name  string
+	epoch int64
+}
+
+func newSpaceRun(e *Engine, id string) *spaceRun {
+	return &spaceRun{e: e, id: id, trigs: map[string]*trig{}, wakeCh: make(chan struct{}, 1)}
+}
+
+func (sr *spaceRun) start(ctx context.Context) {
+	ctx, sr.cancel = context.WithCancel(ctx)
+	sr.wg.Go(func() { sr.loop(ctx) })
+}
+
+// stop ends the space's goroutine and its dispatchers, waiting for the
+// deliveries under way.
+func (sr *spaceRun) stop() {
+	if sr.cancel != nil {
+		sr.cancel()
+	}
+	sr.wg.Wait()
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	for name, t := range sr.trigs {
+		t.disp.stop()
+		delete(sr.trigs, name)
+	}
+}
+
+func (sr *spaceRun) wake() {
+	select {
+	case sr.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// leases returns the leases held in this space.
+func (sr *spaceRun) leases() []lease {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	out := make([]lease, 0, len(sr.trigs))
+	for name, t := range sr.trigs {
+		out = append(out, lease{name: name, epoch: t.state.Epoch})
+	}
+	return out
+}
+
+// loop evaluates until caught up and fires due cron triggers whenever
+// woken, polled, or a cron slot comes due.
+func (sr *spaceRun) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		for {
+			more, err := sr.evaluate(ctx)
+			if err != nil && ctx.Err() == nil {
+				sr.e.logger.Warn("engine: evaluate", "space", sr.id, "err", err)
+			}
+			if !more || err != nil || ctx.Err() != nil {
+				break
+			}
+		}
+		next := sr.fireCron(ctx)
+		wait := sr.e.opts.Poll
+		if !next.IsZero() {
+			wait = min(wait, max(next.Sub(sr.e.now()), time.Millisecond))
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-sr.wakeCh:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// renew acquires or renews the lease of every trigger of the catalog,
+// starts the newly owned ones, updates the others' definitions, notices
+// cursors moved by an operator and drops triggers it no longer owns.
+func (sr *spaceRun) renew(ctx context.Context, cat *catalog) error {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	var errs []error
+	owned := map[string]bool{}
+	for name, def := range cat.triggers {
+		st, ok, err := sr.acquire(ctx, def)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		owned[name] = true
+		sr.adopt(def, cat.functions[def.Function], st)
+	}
+	for name, t := range sr.trigs {
+		if !owned[name] {
+			t.disp.stop()
+			delete(sr.trigs, name)
+		}
+	}
+	sr.wake()
+	return errors.Join(errs...)
+}
+
+// acquire makes sure the trigger has a state and asks for its lease.
+func (sr *spaceRun) acquire(ctx context.Context, def *triggers.Trigger) (store.TriggerState, bool, error) {
+	e := sr.e
+	p := store.LeaseParams{Space: sr.id, Trigger: def.Name, Owner: e.opts.Owner, Now: e.now(), TTL: e.opts.LeaseTTL}
+	st, ok, err := e.st.LeaseAcquire(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err = e.InitState(ctx, sr.id, def); err != nil {
+			return st, false, err
+		}
+		st, ok, err = e.st.LeaseAcquire(ctx, p)
+	}
+	if err != nil {
+		return st, false, fmt.Errorf("lease %s: %w", def.Name, err)
+	}
+	return st, ok, nil
+}
+
+// adopt installs or updates an owned trigger. A changed epoch (the lease
+// was lost and taken again) or a cursor moved behind this process's back
+// reloads the trigger's deliveries.
+func (sr *spaceRun) adopt(def *triggers.Trigger, fn *runtime.Function, st store.TriggerState) {
+	t := sr.trigs[def.Name]
+	if t == nil {
+		t = &trig{state: st}
+		t.disp = newDispatcher(sr, def.Name)
+		sr.trigs[def.Name] = t
+		t.def, t.fn = def, fn
+		t.disp.configure(def, fn, st.Epoch)
+		t.disp.start()
+		return
+	}
+	moved := t.state.Epoch != st.Epoch || t.state.Cursor != st.Cursor
+	t.def, t.fn = def, fn
+	t.state = st
+	t.disp.configure(def, fn, st.Epoch)
+	if moved {
+		t.disp.resync()
+	} else {
+		t.disp.refresh()
+	}
+}
+
+// activeChange returns the enabled change triggers, by name.
+func (sr *spaceRun) activeChange() map[string]*trig {
+	out := map[string]*trig{}
+	for name, t := range sr.trigs {
+		if t.def.Enabled && t.def.Source.Changes != nil {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// indexFor returns the match index of the active triggers, rebuilding it
+// when their definitions changed.
+func (sr *spaceRun) indexFor(active map[string]*trig) *triggers.Index {
+	same := sr.index != nil && len(sr.indexed) == len(active)
+	for name, t := range active {
+		if !same || sr.indexed[name] != t.def {
+			same = false
+			break
+		}
+	}
+	if same {
+		return sr.index
+	}
+	defs := make([]*triggers.Trigger, 0, len(active))
+	sr.indexed = make(map[string]*triggers.Trigger, len(active))
+	for name, t := range active {
+		defs = append(defs, t.def)
+		sr.indexed[name] = t.def
+	}
+	sr.index = triggers.NewIndex(defs)
+	return sr.index
+}
+
+// reload re-reads the states of the named triggers after a fenced write:
+// a lost lease drops the trigger; a moved cursor is taken over.
+func (sr *spaceRun) reload(ctx context.Context, names []string) {
+	for _, name := range names {
+		t := sr.trigs[name]
+		if t == nil {
+			continue
+		}
+		st, err := sr.e.st.TriggerStateGet(ctx, sr.id, name)
+		if err != nil || st.Epoch != t.state.Epoch || st.Owner != sr.e.opts.Owner {
+			t.disp.stop()
+			delete(sr.trigs, name)
+			continue
+		}
+		if st.Cursor != t.state.Cursor {
+			t.state = st
+			t.disp.resync()
+		}
+	}
+}

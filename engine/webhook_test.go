@@ -1,0 +1,160 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/store"
+)
+
+// hookCall is one request a test webhook received.
+type hookCall struct {
+	at     time.Time
+	header http.Header
+	body   []byte
+}
+
+// hook is a webhook receiver answering from a script of responses (the
+// last one repeats).
+type hook struct {
+	mu      sync.Mutex
+	calls   []hookCall
+	answers []func(w http.ResponseWriter)
+	srv     *httptest.Server
+}
+
+func newHook(t *testing.T, answers ...func(w http.ResponseWriter)) *hook {
+	h := &hook{answers: answers}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.calls = append(h.calls, hookCall{at: time.Now(), header: r.Header.Clone(), body: body})
+		answer := h.answers[min(len(h.calls), len(h.answers))-1]
+		h.mu.Unlock()
+		answer(w)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hook) received() []hookCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]hookCall(nil), h.calls...)
+}
+
+func status(code int, header ...string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(code)
+	}
+}
+
+func actions(body string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+const hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// A webhook gets signed requests: a 503 with Retry-After is retried no
+// sooner than asked, then a 2xx answer's actions are written by the
+// delivery, with the cause and the delivery id as webhook-id.
+func TestWebhookRetryAfterThenActions(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, open opener) {
+		h := newHook(t, status(503, "Retry-After", "1"),
+			actions(`{"actions":[{"op":"patch","type":"task","entityId":"t1","patch":{"synced":true}}]}`))
+		e := newEnv(t, open(t), testOptions())
+		e.function("sync", `{"kind":"webhook","writes":["task"],"url":"`+h.srv.URL+`","secret":"`+hookSecret+`"}`)
+		e.trigger("sync", `{"source":{"changes":{"types":["task"],"ops":["put"]}},"function":"sync","delivery":{"backoff":{"initial":"10ms","max":"20ms"}}}`)
+		seq := e.write(put("task", "t1", map[string]any{"title": "x"}))
+		e.settle()
+		calls := h.received()
+		if len(calls) != 2 {
+			t.Fatalf("%d calls, want 2", len(calls))
+		}
+		if gap := calls[1].at.Sub(calls[0].at); gap < 900*time.Millisecond {
+			t.Fatalf("retried after %v, want >= Retry-After 1s", gap)
+		}
+		ds := e.deliveries("sync")
+		if len(ds) != 1 || ds[0].Status != store.DeliverySucceeded || ds[0].Attempts != 2 {
+			t.Fatalf("deliveries: %+v", ds)
+		}
+		for _, c := range calls {
+			if err := runtime.Verify(hookSecret, c.header, c.body, time.Minute); err != nil {
+				t.Fatalf("signature: %v", err)
+			}
+			if c.header.Get("webhook-id") != ds[0].ID {
+				t.Fatalf("webhook-id %q, want the delivery id %q", c.header.Get("webhook-id"), ds[0].ID)
+			}
+			checkCauseToken(t, e, c.header.Get("Eddy-Cause"), seq)
+		}
+		var req runtime.Request
+		if err := json.Unmarshal(calls[0].body, &req); err != nil || req.Delivery != ds[0].ID || req.Row.Seq != seq || req.Entity == nil || req.Before != nil {
+			t.Fatalf("request body %s (%v)", calls[0].body, err)
+		}
+		if e.get("task", "t1")["synced"] != true {
+			t.Fatal("the answer's action was not written")
+		}
+		c := e.commits(seq)[0]
+		if c.Actor != "trigger:sync" || c.Provenance.CausedBy != seq || c.Provenance.Delivery != ds[0].ID {
+			t.Fatalf("action row provenance %+v", c.Provenance)
+		}
+	})
+}
+
+// checkCauseToken verifies a webhook's Eddy-Cause token: this space, the
+// trigger, caused by seq at depth 1.
+func checkCauseToken(t *testing.T, e *env, token string, seq int64) {
+	t.Helper()
+	key, err := causality.Key(t.Context(), e.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := causality.Verify(key, token, space, time.Now())
+	if err != nil {
+		t.Fatalf("Eddy-Cause %q: %v", token, err)
+	}
+	if c.Trigger != "sync" || c.CausedBy != seq || c.Depth != 1 {
+		t.Fatalf("cause claims %+v", c)
+	}
+}
+
+// A 4xx other than 408 and 429 fails the delivery at once; 5xx retries
+// until maxAttempts, then fails.
+func TestWebhookFailures(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, open opener) {
+		bad := newHook(t, status(400))
+		down := newHook(t, status(500))
+		e := newEnv(t, open(t), testOptions())
+		e.function("bad", `{"kind":"webhook","url":"`+bad.srv.URL+`"}`)
+		e.function("down", `{"kind":"webhook","url":"`+down.srv.URL+`"}`)
+		e.trigger("bad", `{"source":{"changes":{"types":["task"]}},"function":"bad","delivery":{"maxAttempts":5,"backoff":{"initial":"10ms","max":"20ms"}}}`)
+		e.trigger("down", `{"source":{"changes":{"types":["task"]}},"function":"down","delivery":{"maxAttempts":3,"backoff":{"initial":"10ms","max":"20ms"}}}`)
+		e.write(put("task", "t1", map[string]any{"title": "x"}))
+		e.settle()
+		if ds := e.deliveries("bad"); len(ds) != 1 || ds[0].Status != store.DeliveryFailed || ds[0].Attempts != 1 || ds[0].LastError == "" {
+			t.Fatalf("4xx delivery: %+v", ds)
+		}
+		if n := len(bad.received()); n != 1 {
+			t.Fatalf("4xx webhook called %d times", n)
+		}
+		if ds := e.deliveries("down"); len(ds) != 1 || ds[0].Status != store.DeliveryFailed || ds[0].Attempts != 3 {
+			t.Fatalf("5xx delivery: %+v", ds)
+		}
+		if n := len(down.received()); n != 3 {
+			t.Fatalf("5xx webhook called %d times, want 3", n)
+		}
+	})
+}

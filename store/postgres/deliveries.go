@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// DeliveryGet returns a delivery or store.ErrNotFound.
+func (s *Store) DeliveryGet(ctx context.Context, space, id string) (store.Delivery, error) {
+	const q = "SELECT " + deliveryColumns + " FROM deliveries WHERE space = $1 AND id = $2"
+	d, err := scanDelivery(s.pool.QueryRow(ctx, q, space, id))
+	return d, wrap("get delivery", err)
+}
+
+// DeliveryList lists a space's deliveries ordered by (seq, id) after
+// p.After, optionally of one trigger and of some statuses.
+func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([]store.Delivery, error) {
+	q, args := deliveryListQuery(p)
+	return s.queryDeliveries(ctx, "list deliveries", q, args...)
+}
+
+// deliveryListQuery builds the listing statement of p. Each filter adds
+// its condition only when set, so every variant's cached plan can use the
+// index that fits it; a filter on open statuses only also names them
+// literally, which lets the planner use the partial index of open
+// deliveries.
+func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
+	var b strings.Builder
+	b.WriteString("SELECT " + deliveryColumns + ` FROM deliveries
+		WHERE space = $1 AND (seq, id) > ($2, $3::text)`)
+	args := []any{p.Space, p.After.Seq, p.After.ID, limitArg(p.Limit)}
+	if p.Trigger != "" {
+		args = append(args, p.Trigger)
+		fmt.Fprintf(&b, " AND trigger = $%d", len(args))
+	}
+	if len(p.Statuses) > 0 {
+		args = append(args, p.Statuses)
+		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
+		if onlyOpen(p.Statuses) {
+			b.WriteString(" AND status IN " + openStatusesSQL)
+		}
+	}
+	b.WriteString(" ORDER BY seq, id LIMIT $4")
+	return b.String(), args
+}
+
+// onlyOpen reports whether every status is an open one.
+func onlyOpen(statuses []string) bool {
+	for _, st := range statuses {
+		if !slices.Contains(store.OpenDeliveryStatuses, st) {
+			return false
+		}
+	}
+	return true
+}
+
+// DeliveriesAt returns the deliveries caused by the row seq, ordered by
+// trigger then creation.
+func (s *Store) DeliveriesAt(ctx context.Context, space string, seq int64) ([]store.Delivery, error) {
+	const q = "SELECT " + deliveryColumns + ` FROM deliveries WHERE space = $1 AND seq = $2
+		ORDER BY trigger, created_at, id`
+	return s.queryDeliveries(ctx, "deliveries at", q, space, seq)
+}
+
+// queryDeliveries runs a query selecting deliveryColumns.
+func (s *Store) queryDeliveries(ctx context.Context, op, q string, args ...any) ([]store.Delivery, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Delivery, error) { return scanDelivery(r) })
+	if out == nil {
+		out = []store.Delivery{}
+	}
+	return out, wrap(op, err)
+}
+
+// DeliveryUpdate applies u in one statement and returns the updated
+// delivery; store.ErrNotFound if there is none, an error wrapping
+// store.ErrFenced if its status or its trigger's epoch did not match.
+func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (store.Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, deliveryUpdateQ, updateArgs(u, s.nowMicro())...))
+	if err == nil {
+		return d, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return store.Delivery{}, wrap("update delivery", err)
+	}
+	// Nothing changed: tell a missing delivery from a fenced one.
+	if _, err := s.DeliveryGet(ctx, u.Space, u.ID); err != nil {
+		return store.Delivery{}, fmt.Errorf("postgres: update delivery: %w", err)
+	}
+	return store.Delivery{}, fenced("update delivery", "delivery "+u.ID)
+}
+
+// DeliveryStats counts a trigger's deliveries by status and finds the
+// creation time of its oldest open one, in one statement.
+func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
+	const q = `SELECT status, count(*), min(created_at) FROM deliveries
+		WHERE space = $1 AND trigger = $2 GROUP BY status`
+	out := store.DeliveryStats{ByStatus: map[string]int{}}
+	rows, err := s.pool.Query(ctx, q, space, trigger)
+	if err != nil {
+		return store.DeliveryStats{}, wrap("delivery stats", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st store.DeliveryStats
+		var status string
+		var n int64
+		if err := rows.Scan(&status, &n, &st.OldestOpen); err != nil {
+			return store.DeliveryStats{}, wrap("delivery stats", err)
+		}
+		out.ByStatus[status] = int(n)
+		oldest := st.OldestOpen.UTC()
+		if slices.Contains(store.OpenDeliveryStatuses, status) &&
+			(out.OldestOpen.IsZero() || oldest.Before(out.OldestOpen)) {
+			out.OldestOpen = oldest
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return store.DeliveryStats{}, wrap("delivery stats", err)
+	}
+	return out, nil
+}
+
+// DeliveriesOpenThrough counts a trigger's open deliveries caused by rows
+// with seq <= through.
+func (s *Store) DeliveriesOpenThrough(ctx context.Context, space, trigger string, through int64) (int, error) {
+	const q = `SELECT count(*) FROM deliveries WHERE space = $1 AND trigger = $2 AND seq <= $3
+		AND status IN ` + openStatusesSQL
+	var n int64
+	err := s.pool.QueryRow(ctx, q, space, trigger, through).Scan(&n)
+	return int(n), wrap("open deliveries", err)
+}
+
+// StanceErrorsAt returns the filter errors recorded for the row seq, by
+// trigger.
+func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (map[string]string, error) {
+	const q = "SELECT trigger, error FROM stance_errors WHERE space = $1 AND seq = $2"
+	rows, err := s.pool.Query(ctx, q, space, seq)
+	if err != nil {
+		return nil, wrap("stance errors", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var trigger, msg string
+		if err := rows.Scan(&trigger, &msg); err != nil {
+			return nil, wrap("stance errors", err)
+		}
+		out[trigger] = msg
+	}
+	return out, wrap("stance errors", rows.Err())
+}

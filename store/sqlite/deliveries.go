@@ -1,0 +1,139 @@
+package sqlite
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
+)
+
+// DeliveryGet returns a delivery or ErrNotFound.
+func (s *Store) DeliveryGet(ctx context.Context, space, id string) (store.Delivery, error) {
+	row, err := s.rqueryRow(ctx, sqlDeliveryGet, space, id)
+	if err != nil {
+		return store.Delivery{}, wrap("get delivery", err)
+	}
+	d, err := scanDelivery(row)
+	return d, wrap("get delivery", err)
+}
+
+// DeliveryList lists a space's deliveries ordered by (seq, id) after
+// p.After, at most p.Limit (no limit when it is <= 0), of p.Trigger and
+// with one of p.Statuses when they are set.
+func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([]store.Delivery, error) {
+	statuses, err := rowcodec.EncodeStrings(p.Statuses)
+	if err != nil {
+		return nil, wrap("list deliveries: encode", err)
+	}
+	rows, err := s.rquery(ctx, deliveryListQuery(&p), p.Space, p.After.Seq, p.After.ID, p.Trigger,
+		statuses, limitArg(p.Limit))
+	if err != nil {
+		return nil, wrap("list deliveries", err)
+	}
+	out, err := collect(rows, scanDelivery)
+	return out, wrap("list deliveries", err)
+}
+
+// deliveryListQuery is the listing statement for p's filters: one shape
+// per combination, so each can use its index (deliveries_trigger with a
+// trigger, deliveries_seq without).
+func deliveryListQuery(p *store.DeliveryListParams) string {
+	var b strings.Builder
+	b.WriteString(`SELECT ` + deliveryCols + ` FROM deliveries`)
+	if p.Trigger != "" {
+		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
+	} else {
+		b.WriteString(` INDEXED BY deliveries_seq WHERE space = ?1 AND`)
+	}
+	b.WriteString(` (seq, id) > (?2, ?3)`)
+	if len(p.Statuses) > 0 {
+		b.WriteString(` AND status IN (SELECT value FROM json_each(?5))`)
+	}
+	b.WriteString(` ORDER BY seq, id LIMIT ?6`)
+	return b.String()
+}
+
+// DeliveriesAt returns every delivery caused by the row seq, ordered by
+// trigger, then creation time, then id.
+func (s *Store) DeliveriesAt(ctx context.Context, space string, seq int64) ([]store.Delivery, error) {
+	rows, err := s.rquery(ctx, sqlDeliveriesAt, space, seq)
+	if err != nil {
+		return nil, wrap("deliveries at", err)
+	}
+	out, err := collect(rows, scanDelivery)
+	return out, wrap("deliveries at", err)
+}
+
+// DeliveryUpdate applies u (see store.DeliveryUpdate) and returns the
+// updated delivery: ErrNotFound if there is none, an error wrapping
+// ErrFenced if its status or its trigger's epoch did not match.
+func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (store.Delivery, error) {
+	var out store.Delivery
+	err := s.triggerWrite(ctx, func(q stmter) error {
+		var err error
+		out, err = updateDelivery(ctx, q, &u)
+		return err
+	})
+	return out, wrap("update delivery", err)
+}
+
+// DeliveryStats counts a trigger's deliveries by status and finds the
+// creation time of its oldest open one.
+func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
+	st := store.DeliveryStats{ByStatus: map[string]int{}}
+	rows, err := s.rquery(ctx, sqlDeliveryStats, space, trigger)
+	if err != nil {
+		return st, wrap("delivery stats", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			status string
+			n      int
+			oldest int64
+		)
+		if err := rows.Scan(&status, &n, &oldest); err != nil {
+			return st, wrap("delivery stats", err)
+		}
+		st.ByStatus[status] = n
+		if t := fromMicros(oldest); isOpen(status) && (st.OldestOpen.IsZero() || t.Before(st.OldestOpen)) {
+			st.OldestOpen = t
+		}
+	}
+	return st, wrap("delivery stats", rows.Err())
+}
+
+// isOpen reports whether status is one of store.OpenDeliveryStatuses.
+func isOpen(status string) bool { return slices.Contains(store.OpenDeliveryStatuses, status) }
+
+// DeliveriesOpenThrough counts a trigger's open deliveries caused by rows
+// with seq <= through.
+func (s *Store) DeliveriesOpenThrough(ctx context.Context, space, trigger string, through int64) (int, error) {
+	row, err := s.rqueryRow(ctx, sqlOpenThrough, space, trigger, through)
+	if err != nil {
+		return 0, wrap("open deliveries", err)
+	}
+	var n int
+	return n, wrap("open deliveries", row.Scan(&n))
+}
+
+// StanceErrorsAt returns the stance errors recorded for the row seq, by
+// trigger (an empty map when there are none).
+func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (map[string]string, error) {
+	rows, err := s.rquery(ctx, sqlErrorsAt, space, seq)
+	if err != nil {
+		return nil, wrap("stance errors at", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var trigger, msg string
+		if err := rows.Scan(&trigger, &msg); err != nil {
+			return nil, wrap("stance errors at", err)
+		}
+		out[trigger] = msg
+	}
+	return out, wrap("stance errors at", rows.Err())
+}

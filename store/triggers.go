@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrFenced reports that a trigger write was refused because the caller's
+// view of the trigger is out of date: its lease epoch changed (another
+// process took the lease) or its cursor moved (an operator reset or
+// replayed it). Nothing was written; the caller reloads the state.
+var ErrFenced = errors.New("trigger state fenced")
+
+// Delivery statuses. Pending, running and retrying are open; the others
+// are terminal (parked until an operator releases it).
+const (
+	DeliveryPending   = "pending"
+	DeliveryRunning   = "running"
+	DeliverySucceeded = "succeeded"
+	DeliveryRetrying  = "retrying"
+	DeliveryFailed    = "failed"
+	DeliveryParked    = "parked"
+	DeliveryDiscarded = "discarded"
+)
+
+// OpenDeliveryStatuses are the statuses of deliveries still to run.
+var OpenDeliveryStatuses = []string{DeliveryPending, DeliveryRunning, DeliveryRetrying}
+
+// SeqRange is the closed seq range Lo..Hi (Lo <= Hi).
+type SeqRange struct {
+	Lo int64 `json:"lo"`
+	Hi int64 `json:"hi"`
+}
+
+// TriggerState is the evaluation state of one trigger in a space: its
+// cursor (every row <= Cursor has a stance), its start (rows <= Start are
+// not_started), the ranges skipped while disabled, the last cron slot it
+// fired, and its lease.
+type TriggerState struct {
+	Space   string     `json:"space"`
+	Trigger string     `json:"trigger"`
+	Cursor  int64      `json:"cursor"`
+	Start   int64      `json:"start"`
+	Skipped []SeqRange `json:"skipped"`
+	// Fired is the scheduled time of the last cron firing (zero if none).
+	Fired time.Time `json:"fired"`
+	// Owner is the process holding the lease ("" when none ever did);
+	// Epoch grows by one every time the lease changes hands.
+	Owner        string    `json:"owner"`
+	Epoch        int64     `json:"epoch"`
+	LeaseExpires time.Time `json:"leaseExpires"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// Delivery is one run of a trigger's function for one row.
+type Delivery struct {
+	ID      string `json:"id"`
+	Space   string `json:"space"`
+	Trigger string `json:"trigger"`
+	// Seq is the row that caused the delivery.
+	Seq int64 `json:"seq"`
+	// Entity is the row's primary entity (for a fire row, eddy.trigger and
+	// the trigger's name).
+	Entity        EntityKey `json:"entity"`
+	Status        string    `json:"status"`
+	Attempts      int       `json:"attempts"`
+	Depth         int       `json:"depth"`
+	LastError     string    `json:"lastError"`
+	NextAttemptAt time.Time `json:"nextAttemptAt"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+}
+
+// StanceError records that a trigger's filter raised an error on a row.
+type StanceError struct {
+	Trigger string `json:"trigger"`
+	Seq     int64  `json:"seq"`
+	Error   string `json:"error"`
+}
+
+// Advance moves one trigger's cursor from From to To (From < To), fenced:
+// it applies only if the stored cursor is From and the stored epoch is
+// Epoch. Deliveries are inserted (their ids must be new) and Errors
+// recorded with it, in the same transaction.
+type Advance struct {
+	Trigger    string
+	Epoch      int64
+	From, To   int64
+	Deliveries []Delivery
+	Errors     []StanceError
+}
+
+// DeliveryUpdate changes one delivery, fenced: it applies only if the
+// delivery's status is one of From (any status when From is empty) and,
+// when Epoch > 0, the trigger's lease epoch is Epoch. A zero
+// NextAttemptAt stores zero.
+type DeliveryUpdate struct {
+	Space         string
+	ID            string
+	Epoch         int64
+	From          []string
+	Status        string
+	Attempts      int
+	LastError     string
+	NextAttemptAt time.Time
+}
+
+// DeliveryListParams selects deliveries of a space ordered by (seq, id),
+// after the position After (exclusive; zero = from the start), at most
+// Limit. Empty Trigger and Statuses do not constrain.
+type DeliveryListParams struct {
+	Space    string
+	Trigger  string
+	Statuses []string
+	After    DeliveryPosition
+	Limit    int
+}
+
+// DeliveryPosition is a position in a delivery listing.
+type DeliveryPosition struct {
+	Seq int64
+	ID  string
+}
+
+// DeliveryStats summarizes one trigger's deliveries.
+type DeliveryStats struct {
+	// ByStatus counts deliveries per status (statuses with none absent).
+	ByStatus map[string]int
+	// OldestOpen is the creation time of the oldest open delivery (zero if
+	// none is open).
+	OldestOpen time.Time
+}
+
+// LeaseParams asks for a trigger's lease: it is granted when nobody holds
+// it, the holder is Owner, or the holder's lease expired before Now. It
+// then expires at Now+TTL; a change of holder bumps the epoch.
+type LeaseParams struct {
+	Space   string
+	Trigger string
+	Owner   string
+	Now     time.Time
+	TTL     time.Duration
+}
+
+// TriggerStore keeps triggers' cursors, leases and deliveries. Every
+// method is safe for concurrent use.
+type TriggerStore interface {
+	// TriggerStateInit stores s if the trigger has no state and reports
+	// whether it did; either way it returns the stored state.
+	TriggerStateInit(ctx context.Context, s TriggerState) (TriggerState, bool, error)
+	// TriggerStateGet returns a trigger's state or ErrNotFound.
+	TriggerStateGet(ctx context.Context, space, trigger string) (TriggerState, error)
+	// TriggerStateList returns the states of a space's triggers ordered by
+	// trigger (every space's, ordered by space then trigger, when space
+	// is "").
+	TriggerStateList(ctx context.Context, space string) ([]TriggerState, error)
+	// TriggerStateDelete removes a trigger's state, its deliveries and its
+	// recorded errors; ErrNotFound if it has no state.
+	TriggerStateDelete(ctx context.Context, space, trigger string) error
+	// TriggerMove sets a trigger's cursor (and start, when start >= 0),
+	// appends skip to its skipped ranges when skip is not nil, and, with
+	// discardOpen, marks its open deliveries discarded, in one
+	// transaction. Unfenced: it is the operator's override (reset,
+	// replay, enable with skip); a lease holder's next fenced write sees
+	// the moved cursor and reloads. It returns the new state.
+	TriggerMove(ctx context.Context, space, trigger string, cursor, start int64, skip *SeqRange, discardOpen bool) (TriggerState, error)
+	// TriggerAdvance applies advances of a space's triggers in one
+	// transaction; if any is fenced nothing is written and the error
+	// wraps ErrFenced.
+	TriggerAdvance(ctx context.Context, space string, advances []Advance) error
+	// TriggerFired records a cron firing outside a log write: it sets
+	// Fired to at, fenced by epoch (ErrFenced).
+	TriggerFired(ctx context.Context, space, trigger string, epoch int64, at time.Time) error
+
+	// LeaseAcquire grants or renews a lease (see LeaseParams) and returns
+	// the state with ok; when another holder's lease is live it returns
+	// the state and ok false. ErrNotFound if the trigger has no state.
+	LeaseAcquire(ctx context.Context, p LeaseParams) (TriggerState, bool, error)
+	// LeaseRelease gives up a lease held by owner at epoch (it expires at
+	// once); a lease no longer held so is left alone.
+	LeaseRelease(ctx context.Context, space, trigger, owner string, epoch int64) error
+
+	// DeliveryGet returns a delivery or ErrNotFound.
+	DeliveryGet(ctx context.Context, space, id string) (Delivery, error)
+	// DeliveryList lists deliveries (see DeliveryListParams).
+	DeliveryList(ctx context.Context, p DeliveryListParams) ([]Delivery, error)
+	// DeliveriesAt returns every delivery caused by the row seq, ordered
+	// by trigger then creation (the latest last).
+	DeliveriesAt(ctx context.Context, space string, seq int64) ([]Delivery, error)
+	// DeliveryUpdate applies u (see DeliveryUpdate); ErrNotFound if there
+	// is no such delivery, an error wrapping ErrFenced if the status or
+	// the epoch did not match. It returns the updated delivery.
+	DeliveryUpdate(ctx context.Context, u DeliveryUpdate) (Delivery, error)
+	// DeliveryStats summarizes a trigger's deliveries.
+	DeliveryStats(ctx context.Context, space, trigger string) (DeliveryStats, error)
+	// DeliveriesOpenThrough counts a trigger's open deliveries caused by
+	// rows with seq <= through.
+	DeliveriesOpenThrough(ctx context.Context, space, trigger string, through int64) (int, error)
+	// StanceErrorsAt returns the errors recorded for the row seq, by
+	// trigger.
+	StanceErrorsAt(ctx context.Context, space string, seq int64) (map[string]string, error)
+}
+
+// TriggerTx is the part of a write transaction (WriteTx) that lets a
+// delivery's effects commit with the rows it appends. A driver may
+// report an error of these methods at the call or at Commit.
+type TriggerTx interface {
+	// DeliveryInsert inserts a delivery; an error wrapping ErrExists if
+	// the id is taken (a cron slot that already fired).
+	DeliveryInsert(ctx context.Context, d Delivery) error
+	// DeliveryComplete applies u like TriggerStore.DeliveryUpdate.
+	DeliveryComplete(ctx context.Context, u DeliveryUpdate) error
+	// TriggerAdvanceTx applies advances like TriggerStore.TriggerAdvance.
+	TriggerAdvanceTx(ctx context.Context, advances []Advance) error
+	// TriggerFiredTx records a cron firing like TriggerStore.TriggerFired.
+	TriggerFiredTx(ctx context.Context, trigger string, epoch int64, at time.Time) error
+}
