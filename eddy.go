@@ -131,6 +131,12 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.eng = engine.New(e.log, e.funcs, cfg.Engine)
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
+	if cfg.Retention.Limit == nil && !cfg.NoEngine {
+		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
+			limit, _, err := e.eng.PruneLimit(ctx, space)
+			return limit, err
+		}
+	}
 	e.hk = changelog.NewHousekeeper(e.log, cfg.Retention, cfg.HousekeepInterval, logger)
 	if _, err := e.log.EnsureSpace(ctx, DefaultSpace); err != nil {
 		return nil, errors.Join(fmt.Errorf("ensure space %s: %w", DefaultSpace, err), e.Close())

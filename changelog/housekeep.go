@@ -27,6 +27,9 @@ type Retention struct {
 	// MaxRows keeps the newest MaxRows commits of a space (through =
 	// head - MaxRows).
 	MaxRows int64
+	// Limit, if set, caps how far a space may be pruned (for example the
+	// trigger engine's PruneLimit: rows triggers have not finished with).
+	Limit func(ctx context.Context, space string) (int64, error)
 }
 
 // Prunes reports whether the policy prunes anything at all.
@@ -113,7 +116,15 @@ func (l *Log) retainThrough(ctx context.Context, sp store.Space, policy Retentio
 		}
 		through = max(through, aged)
 	}
-	return min(through, sp.Head), nil
+	through = min(through, sp.Head)
+	if policy.Limit != nil && through > sp.Horizon {
+		limit, err := policy.Limit(ctx, sp.ID)
+		if err != nil {
+			return 0, fmt.Errorf("prune limit: %w", err)
+		}
+		through = max(min(through, limit), sp.Horizon)
+	}
+	return through, nil
 }
 
 // expireReceipts deletes the stored receipts created before cutoff, a

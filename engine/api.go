@@ -6,6 +6,16 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
+// Time is a timestamp written like every timestamp on eddy's wire: RFC
+// 3339 in UTC with six fractional digits (store.TimeLayout).
+type Time struct{ time.Time }
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) { return store.AppendTime(nil, t.Time), nil }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *Time) UnmarshalJSON(b []byte) error { return t.Time.UnmarshalJSON(b) }
+
 // Status is a trigger's runtime state at a glance: where its cursor is,
 // how far behind the head, who holds its lease and how its deliveries
 // stand.
@@ -20,15 +30,15 @@ type Status struct {
 	Lag     int64            `json:"lag"`
 	Skipped []store.SeqRange `json:"skipped"`
 	// Fired is the scheduled time of a cron trigger's last firing.
-	Fired *time.Time `json:"fired,omitempty"`
+	Fired *Time `json:"fired,omitempty"`
 	// Owner holds the lease until LeaseExpires; Epoch counts hand-overs.
-	Owner        string     `json:"owner,omitempty"`
-	Epoch        int64      `json:"epoch"`
-	LeaseExpires *time.Time `json:"leaseExpires,omitempty"`
+	Owner        string `json:"owner,omitempty"`
+	Epoch        int64  `json:"epoch"`
+	LeaseExpires *Time  `json:"leaseExpires,omitempty"`
 	// Deliveries counts deliveries by status; OldestOpen is the creation
 	// time of the oldest one still open.
 	Deliveries map[string]int `json:"deliveries"`
-	OldestOpen *time.Time     `json:"oldestOpen,omitempty"`
+	OldestOpen *Time          `json:"oldestOpen,omitempty"`
 }
 
 // Delivery is a delivery as the API shows it.
@@ -41,9 +51,9 @@ type Delivery struct {
 	Attempts      int             `json:"attempts"`
 	Depth         int             `json:"depth"`
 	LastError     string          `json:"lastError"`
-	NextAttemptAt *time.Time      `json:"nextAttemptAt"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	UpdatedAt     time.Time       `json:"updatedAt"`
+	NextAttemptAt *Time           `json:"nextAttemptAt"`
+	CreatedAt     Time            `json:"createdAt"`
+	UpdatedAt     Time            `json:"updatedAt"`
 }
 
 // DeliveryPage is one page of a trigger's deliveries; Next, when set, is

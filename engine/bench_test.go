@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,19 +128,22 @@ func timePull(b *testing.B, e *benchEnv) time.Duration {
 
 // waitCursors waits until every trigger of round i reached seq.
 func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
+	prefix := fmt.Sprintf("t%d-", i)
 	for {
-		done := true
-		for j := range 10 {
-			st, err := e.eng.Status(b.Context(), space, fmt.Sprintf("t%d-%d", i, j))
-			if err != nil {
-				b.Fatal(err)
-			}
-			done = done && st.Cursor >= seq
+		states, err := e.log.Store().TriggerStateList(b.Context(), space)
+		if err != nil {
+			b.Fatal(err)
 		}
-		if done {
+		done := 0
+		for _, st := range states {
+			if strings.HasPrefix(st.Trigger, prefix) && st.Cursor >= seq {
+				done++
+			}
+		}
+		if done == 10 {
 			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

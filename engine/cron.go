@@ -125,7 +125,7 @@ func (sr *spaceRun) fire(ctx context.Context, t *trig, slot time.Time) error {
 		return err
 	}
 	t.state.Fired = slot
-	t.disp.add([]store.Delivery{d})
+	t.disp.add([]store.Delivery{d}, nil)
 	return nil
 }
 

@@ -49,7 +49,14 @@ type item struct {
 	d       store.Delivery
 	running bool
 	added   uint64
+	// c is the causing commit when the evaluator handed it over (nil:
+	// the attempt reads it); dropped after the first attempt.
+	c *store.Commit
 }
+
+// maxAttached bounds the queue length up to which new deliveries keep
+// their causing commit in memory.
+const maxAttached = 10_000
 
 func newDispatcher(sr *spaceRun, name string) *dispatcher {
 	return &dispatcher{sr: sr, name: name, byID: map[string]*item{}, finished: map[string]uint64{}, wakeCh: make(chan struct{}, 1)}
@@ -99,8 +106,9 @@ func (d *dispatcher) resync() {
 func (d *dispatcher) refresh() { d.resync() }
 
 // add queues deliveries the evaluator just created (parked ones are not
-// open and are skipped).
-func (d *dispatcher) add(ds []store.Delivery) {
+// open and are skipped); commits, when set, holds their causing commits
+// by seq.
+func (d *dispatcher) add(ds []store.Delivery, commits map[int64]*store.Commit) {
 	d.mu.Lock()
 	for _, dl := range ds {
 		if dl.Status == store.DeliveryParked || d.byID[dl.ID] != nil {
@@ -108,6 +116,9 @@ func (d *dispatcher) add(ds []store.Delivery) {
 		}
 		d.clock++
 		it := &item{d: dl, added: d.clock}
+		if len(d.queue) < maxAttached {
+			it.c = commits[dl.Seq]
+		}
 		d.byID[dl.ID] = it
 		d.queue = append(d.queue, it)
 	}
@@ -237,9 +248,10 @@ func (d *dispatcher) pass(ctx context.Context) time.Time {
 func (d *dispatcher) launch(ctx context.Context, cfg runConfig, it *item) {
 	it.running = true
 	d.running++
-	dl := it.d
+	dl, c := it.d, it.c
+	it.c = nil
 	d.wg.Go(func() {
-		res, err := d.sr.e.execute(ctx, d.sr.id, cfg, dl)
+		res, err := d.sr.e.execute(ctx, d.sr.id, cfg, dl, c)
 		d.done(it, res, err)
 	})
 }

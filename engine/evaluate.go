@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
@@ -41,7 +44,10 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 		}
 	}
 	started := time.Now()
-	page, err := sr.e.log.Pull(ctx, sr.id, lo, sr.e.opts.Batch)
+	ctx, span := tracer().Start(ctx, "eddy.evaluate", trace.WithAttributes(
+		attribute.String("eddy.space", sr.id), attribute.Int64("eddy.after", lo), attribute.Int("eddy.triggers", len(active))))
+	defer span.End()
+	page, err := sr.read(ctx, lo)
 	var gone *changelog.HistoryUnavailableError
 	if errors.As(err, &gone) {
 		return sr.skipPruned(ctx, active, gone.Horizon)
@@ -53,12 +59,50 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 		return false, nil
 	}
 	end := page.Commits[len(page.Commits)-1].Seq
+	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", len(page.Commits)))
+	if page.HasMore {
+		sr.readAhead(ctx, end)
+	}
 	batches := sr.judge(active, page.Commits)
 	if err := sr.commit(ctx, batches, end); err != nil {
 		return false, err
 	}
-	sr.finish(batches, end, time.Since(started), len(page.Commits))
+	sr.finish(batches, bySeq(page.Commits), time.Since(started), len(page.Commits))
 	return page.HasMore, nil
+}
+
+// prefetch is a page read ahead while the previous one is judged and
+// committed.
+type prefetch struct {
+	after int64
+	done  chan struct{}
+	page  changelog.PullPage
+	err   error
+}
+
+// read returns the page after the position, from the read-ahead when it
+// read that position.
+func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, error) {
+	if p := sr.ahead; p != nil {
+		sr.ahead = nil
+		if p.after == after {
+			<-p.done
+			if p.err == nil {
+				return p.page, nil
+			}
+		}
+	}
+	return sr.e.log.Pull(ctx, sr.id, after, sr.e.opts.Batch)
+}
+
+// readAhead starts reading the page after the position.
+func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
+	p := &prefetch{after: after, done: make(chan struct{})}
+	sr.ahead = p
+	sr.wg.Go(func() {
+		defer close(p.done)
+		p.page, p.err = sr.e.log.Pull(ctx, sr.id, after, sr.e.opts.Batch)
+	})
 }
 
 // judge runs the rows through the match index and builds each trigger's
@@ -215,12 +259,12 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 
 // finish hands the new deliveries to the dispatchers and reports the
 // batch.
-func (sr *spaceRun) finish(batches map[string]*batch, end int64, took time.Duration, rows int) {
+func (sr *spaceRun) finish(batches map[string]*batch, commits map[int64]*store.Commit, took time.Duration, rows int) {
 	for name, b := range batches {
 		if !b.committed {
 			continue
 		}
-		b.t.disp.add(b.deliveries)
+		b.t.disp.add(b.deliveries, commits)
 		parked := 0
 		for _, d := range b.deliveries {
 			if d.Status == store.DeliveryParked {
@@ -230,6 +274,15 @@ func (sr *spaceRun) finish(batches map[string]*batch, end int64, took time.Durat
 		sr.e.observe(Event{Space: sr.id, Trigger: name, Kind: "evaluated", Rows: rows, Matched: len(b.deliveries), Parked: parked, Duration: took})
 	}
 	sr.e.progressed()
+}
+
+// bySeq indexes a page's commits by seq.
+func bySeq(cs []store.Commit) map[int64]*store.Commit {
+	m := make(map[int64]*store.Commit, len(cs))
+	for i := range cs {
+		m[cs[i].Seq] = &cs[i]
+	}
+	return m
 }
 
 // skipPruned moves the cursors below the horizon up to it: those rows
@@ -245,7 +298,7 @@ func (sr *spaceRun) skipPruned(ctx context.Context, active map[string]*trig, hor
 	if err := sr.commit(ctx, batches, horizon); err != nil {
 		return false, err
 	}
-	sr.finish(batches, horizon, 0, 0)
+	sr.finish(batches, nil, 0, 0)
 	return true, nil
 }
 

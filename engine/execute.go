@@ -9,6 +9,11 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/runtime"
@@ -26,6 +31,7 @@ type attempt struct {
 	d     store.Delivery
 	n     int // this attempt's number (1 for the first)
 	start time.Time
+	c     *store.Commit // the causing commit, if the evaluator handed it over
 }
 
 // execute runs one attempt of a delivery and records its outcome:
@@ -33,13 +39,20 @@ type attempt struct {
 // in-process functions), retrying with a backoff, or failed. It returns
 // the delivery as stored afterwards. An error means nothing was recorded
 // (ErrFenced: the lease or the delivery's status changed).
-func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d store.Delivery) (store.Delivery, error) {
-	a := &attempt{e: e, space: space, cfg: cfg, d: d, n: d.Attempts + 1, start: time.Now()}
+func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d store.Delivery, c *store.Commit) (store.Delivery, error) {
+	a := &attempt{e: e, space: space, cfg: cfg, d: d, n: d.Attempts + 1, start: time.Now(), c: c}
+	opts := append(causeLink(c), trace.WithAttributes(
+		attribute.String("eddy.space", space), attribute.String("eddy.trigger", d.Trigger),
+		attribute.String("eddy.delivery", d.ID), attribute.Int64("eddy.seq", d.Seq), attribute.Int("eddy.attempt", a.n)))
+	ctx, span := tracer().Start(ctx, "eddy.delivery", opts...)
+	defer span.End()
 	res, err := a.run(ctx)
 	outcome := res.Status
 	if err != nil {
 		outcome = "error"
+		span.SetStatus(codes.Error, err.Error())
 	}
+	span.SetAttributes(attribute.String("eddy.outcome", outcome))
 	e.observe(Event{Space: space, Trigger: d.Trigger, Kind: "delivery", Outcome: outcome, Duration: time.Since(a.start)})
 	return res, err
 }
@@ -48,7 +61,7 @@ func (a *attempt) run(ctx context.Context) (store.Delivery, error) {
 	if a.cfg.fn == nil {
 		return a.fail(ctx, fmt.Sprintf("function %q does not exist", a.cfg.def.Function), 0, false)
 	}
-	c, err := a.e.commitAt(ctx, a.space, a.d.Seq)
+	c, err := a.causeCommit(ctx)
 	var gone *changelog.HistoryUnavailableError
 	if errors.As(err, &gone) {
 		return a.fail(ctx, fmt.Sprintf("the causing row %d was pruned", a.d.Seq), 0, true)
@@ -61,7 +74,10 @@ func (a *attempt) run(ctx context.Context) (store.Delivery, error) {
 		return a.webhook(ctx, c, in)
 	}
 	ctx2, cancel := context.WithTimeout(ctx, a.timeout())
+	ctx2, span := tracer().Start(ctx2, "eddy.function", trace.WithAttributes(
+		attribute.String("eddy.function", a.cfg.fn.Name), attribute.String("eddy.function.kind", a.cfg.fn.Kind)))
 	ms, err := a.callInProcess(ctx2, in)
+	span.End()
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -70,6 +86,15 @@ func (a *attempt) run(ctx context.Context) (store.Delivery, error) {
 		return a.fail(ctx, err.Error(), 0, false)
 	}
 	return a.complete(ctx, c, ms)
+}
+
+// cause0 returns the causing commit, reading it unless it was handed
+// over.
+func (a *attempt) causeCommit(ctx context.Context) (store.Commit, error) {
+	if a.c != nil && a.c.Seq == a.d.Seq {
+		return *a.c, nil
+	}
+	return a.e.commitAt(ctx, a.space, a.d.Seq)
 }
 
 // callInProcess runs an expr or go function.
@@ -123,7 +148,7 @@ func (a *attempt) complete(ctx context.Context, c store.Commit, ms []changelog.M
 	var final store.DeliveryUpdate
 	_, err := a.e.log.Write(ctx, changelog.WriteRequest{
 		Space: a.space, Mutations: ms, Atomic: true,
-		Provenance: a.cause(c).Provenance(a.d.ID, ""),
+		Provenance: a.cause(c).Provenance(a.d.ID, traceparent(ctx)),
 		Effects: func(ctx context.Context, tx store.WriteTx, res changelog.WriteResult) error {
 			final = a.succeeded()
 			if r := firstRejected(res.Receipts); r != nil {
@@ -274,6 +299,7 @@ func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (*http.
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if err := runtime.SetHeaders(req.Header, a.cfg.fn.Secret, a.d.ID, time.Now(), body); err != nil {
 		return nil, nil, err
 	}

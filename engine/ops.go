@@ -89,12 +89,11 @@ func (e *Engine) status(ctx context.Context, space string, t *triggers.Trigger) 
 	return s, nil
 }
 
-func timePtr(t time.Time) *time.Time {
+func timePtr(t time.Time) *Time {
 	if t.IsZero() {
 		return nil
 	}
-	t = t.UTC()
-	return &t
+	return &Time{t.UTC()}
 }
 
 // Enable enables a trigger. Rows committed while it was disabled are
@@ -119,7 +118,7 @@ func (e *Engine) Enable(ctx context.Context, space, name string, skip bool) (Sta
 			return Status{}, err
 		}
 	}
-	e.moved(space)
+	e.moved(ctx, space, name)
 	return e.status(ctx, space, t)
 }
 
@@ -147,7 +146,7 @@ func (e *Engine) Disable(ctx context.Context, space, name string) (Status, error
 	if err != nil {
 		return Status{}, err
 	}
-	e.moved(space)
+	e.moved(ctx, space, name)
 	return e.status(ctx, space, t)
 }
 
@@ -195,7 +194,7 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 			return Status{}, err
 		}
 	}
-	e.moved(space)
+	e.moved(ctx, space, name)
 	return e.status(ctx, space, t)
 }
 
@@ -227,16 +226,37 @@ func (e *Engine) Replay(ctx context.Context, space, name string, from int64) (St
 	if _, err := e.st.TriggerMove(ctx, space, name, from, -1, nil, false); err != nil {
 		return Status{}, fmt.Errorf("replay trigger %s: %w", name, err)
 	}
-	e.moved(space)
+	e.moved(ctx, space, name)
 	return e.status(ctx, space, t)
 }
 
-// moved makes this process's runner of the space notice a changed
-// definition or cursor at once (other processes notice at their next
-// lease round or fenced write).
-func (e *Engine) moved(space string) {
-	e.poke()
-	e.Notify(space, 0)
+// moved makes this process's runner take a trigger's changed definition
+// or cursor before the operation answers, so, for example, no row
+// committed after Disable returns is delivered by this process. Another
+// process holding the lease notices at its next lease round or fenced
+// write.
+func (e *Engine) moved(ctx context.Context, space, name string) {
+	defer e.poke()
+	e.mu.Lock()
+	sr := e.spaces[space]
+	e.mu.Unlock()
+	if sr == nil {
+		return
+	}
+	t, err := e.trigger(ctx, space, name)
+	if err != nil {
+		return
+	}
+	st, err := e.st.TriggerStateGet(ctx, space, name)
+	if err != nil {
+		return
+	}
+	sr.mu.Lock()
+	if tr := sr.trigs[name]; tr != nil && tr.state.Epoch == st.Epoch && st.Owner == e.opts.Owner {
+		sr.adopt(t, tr.fn, st)
+	}
+	sr.mu.Unlock()
+	sr.wake()
 }
 
 // Deliveries lists a trigger's deliveries.
@@ -275,7 +295,7 @@ func view(d store.Delivery) Delivery {
 	return Delivery{
 		ID: d.ID, Trigger: d.Trigger, Seq: d.Seq, Entity: d.Entity, Status: d.Status,
 		Attempts: d.Attempts, Depth: d.Depth, LastError: d.LastError,
-		NextAttemptAt: timePtr(d.NextAttemptAt), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
+		NextAttemptAt: timePtr(d.NextAttemptAt), CreatedAt: Time{d.CreatedAt.UTC()}, UpdatedAt: Time{d.UpdatedAt.UTC()},
 	}
 }
 
@@ -326,11 +346,28 @@ func (e *Engine) transition(ctx context.Context, space, id, action string, from 
 	if err != nil {
 		return Delivery{}, fmt.Errorf("%s delivery %s: %w", action, id, err)
 	}
-	e.poke()
+	e.resyncDeliveries(space, nd.Trigger)
 	return view(nd), nil
 }
 
 func wrongStatus(action string, d store.Delivery, from []string) error {
 	return problem.New(problem.Conflict, "cannot %s delivery %q: it is %s (want %v)", action, d.ID, d.Status, from).
 		With("status", d.Status)
+}
+
+// resyncDeliveries makes the dispatcher of a trigger this process holds
+// reload its open deliveries now (another process's dispatcher reloads at
+// its next lease round).
+func (e *Engine) resyncDeliveries(space, trigger string) {
+	e.mu.Lock()
+	sr := e.spaces[space]
+	e.mu.Unlock()
+	if sr == nil {
+		return
+	}
+	sr.mu.Lock()
+	if t := sr.trigs[trigger]; t != nil {
+		t.disp.resync()
+	}
+	sr.mu.Unlock()
 }

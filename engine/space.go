@@ -26,6 +26,8 @@ type spaceRun struct {
 	index *triggers.Index
 	// indexed lists the trigger definitions index was built from.
 	indexed map[string]*triggers.Trigger
+	// ahead is the page being read ahead, if any.
+	ahead *prefetch
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc

@@ -30,6 +30,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/spaces/{space}/mutations", s.mutations)
 	s.handle("GET /api/v1/spaces/{space}/changes", s.changes)
 	s.handle("GET /api/v1/spaces/{space}/changes/{seq}/causes", s.causes)
+	s.handle("GET /api/v1/spaces/{space}/changes/{seq}/stances", s.stances)
 	s.handle("GET /api/v1/spaces/{space}/log", s.pull)
 
 	s.handle("GET /api/v1/spaces/{space}/functions", s.listFunctions)
@@ -43,6 +44,15 @@ func (s *Server) routes() {
 	s.handle("DELETE /api/v1/spaces/{space}/triggers/{name}", s.deleteTrigger)
 	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/backtest", s.backtestTrigger)
 	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/run", s.runTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/enable", s.enableTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/disable", s.disableTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/reset", s.resetTrigger)
+	s.handle("POST /api/v1/spaces/{space}/triggers/{name}/replay", s.replayTrigger)
+	s.handle("GET /api/v1/spaces/{space}/triggers/{name}/deliveries", s.listDeliveries)
+	s.handle("POST /api/v1/spaces/{space}/deliveries/{id}/retry", s.retryDelivery)
+	s.handle("POST /api/v1/spaces/{space}/deliveries/{id}/release", s.releaseDelivery)
+	s.handle("POST /api/v1/spaces/{space}/deliveries/{id}/discard", s.discardDelivery)
+	s.handle("GET /api/v1/spaces/{space}/fence", s.fence)
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

@@ -9,6 +9,7 @@ import (
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -23,7 +24,11 @@ type Config struct {
 	Hub *watch.Hub
 	// Definitions manages functions and triggers; nil builds one over Log.
 	Definitions *definitions.Service
-	Logger      *slog.Logger // nil = slog.Default()
+	// Engine answers the trigger operations (enable, disable, reset,
+	// replay, deliveries, stances, fences) and a trigger's status; nil
+	// answers them unavailable.
+	Engine *engine.Engine
+	Logger *slog.Logger // nil = slog.Default()
 	// Version is reported by discovery (default "dev").
 	Version string
 	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
@@ -51,6 +56,7 @@ type Server struct {
 	auth      *auth.Service
 	hub       *watch.Hub
 	defs      *definitions.Service
+	engine    *engine.Engine
 	logger    *slog.Logger
 	version   string
 	maxBody   int64
@@ -67,6 +73,7 @@ func New(cfg Config) *Server {
 		auth:    cfg.Auth,
 		hub:     cfg.Hub,
 		defs:    cfg.Definitions,
+		engine:  cfg.Engine,
 		logger:  cfg.Logger,
 		version: cfg.Version,
 		maxBody: cfg.MaxBodyBytes,

@@ -151,6 +151,11 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("through %d is outside the retained range [%d, %d] (horizon, head)", t, sp.Horizon, sp.Head).
 			With("field", "through").With("horizon", sp.Horizon).With("head", sp.Head)
 	}
+	if s.engine != nil && !body.Force {
+		if err := s.engine.CheckPrune(r.Context(), space, *body.Through); err != nil {
+			return err
+		}
+	}
 	sp, err = s.log.Prune(r.Context(), space, *body.Through)
 	if err != nil {
 		return err

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -18,18 +21,57 @@ func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getTrigger answers GET .../triggers/{name}.
+// getTrigger answers GET .../triggers/{name}: the trigger, plus its
+// runtime "status" when the engine runs and has state for it.
 func (s *Server) getTrigger(w http.ResponseWriter, r *http.Request) error {
-	space := r.PathValue("space")
+	space, name := r.PathValue("space"), r.PathValue("name")
 	if err := s.readDefinitions(r, space); err != nil {
 		return err
 	}
-	t, err := s.defs.Trigger(r.Context(), space, r.PathValue("name"))
+	t, err := s.defs.Trigger(r.Context(), space, name)
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, r, http.StatusOK, t)
+	st, err := s.triggerStatus(r.Context(), space, name)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		s.writeJSON(w, r, http.StatusOK, t)
+		return nil
+	}
+	out, err := withKey(t, "status", st)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
 	return nil
+}
+
+// withKey returns the JSON object v with one more key, appended after
+// the others.
+func withKey(v any, key string, value any) (json.RawMessage, error) {
+	obj, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	val, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", key, err)
+	}
+	obj = bytes.TrimSpace(obj)
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return nil, fmt.Errorf("encode: %T is not a JSON object", v)
+	}
+	k, _ := json.Marshal(key) // a string always encodes
+	out := append([]byte{}, obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, k...)
+	out = append(out, ':')
+	out = append(out, val...)
+	return append(out, '}'), nil
 }
 
 // putTrigger answers PUT .../triggers/{name}: 201 when new, else 200,

@@ -59,8 +59,8 @@ commands talk to a running server over HTTP.`,
 		a.serveCommand(),
 		a.putCommand(), a.patchCommand(), a.deleteCommand(), a.getCommand(), a.listCommand(),
 		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
-		a.causesCommand(),
-		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(),
+		a.causesCommand(), a.stancesCommand(), a.fenceCommand(),
+		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(),
 		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(),
 	)
 	return root

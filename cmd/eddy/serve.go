@@ -18,6 +18,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/server"
 )
 
@@ -31,6 +32,11 @@ type serveOptions struct {
 	retainAge         time.Duration
 	retainRows        int64
 	housekeepInterval time.Duration
+
+	noTriggers   bool
+	leaseTTL     time.Duration
+	triggerPoll  time.Duration
+	triggerBatch int
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -46,7 +52,13 @@ created, written to <data>/admin.token (mode 0600) and printed.
 Retention: --retain-age and --retain-rows prune every space's log in the
 background, every --housekeep-interval (default: no pruning; when both are
 set, the one that prunes further wins). Receipts older than the idempotency
-window (24h) are deleted either way.
+window (24h) are deleted either way. Pruning never takes rows an enabled
+trigger has not judged or an open delivery still needs.
+
+Triggers: the engine evaluates every space's triggers and runs their
+deliveries. Several processes sharing one PostgreSQL database spread the
+triggers by leases (--lease-ttl); --no-triggers serves the API without
+running any trigger in this process.
 
 SIGINT or SIGTERM shuts down gracefully: watch streams end first with the
 terminal frame {"error":{"code":"unavailable",...}}, then in-flight requests
@@ -73,6 +85,10 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.retainAge, "retain-age", 0, "prune commits older than this, e.g. 720h (default 0: keep)")
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
+	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
+	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
+	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
 }
 
 // validate checks the flag values a usage error must reject.
@@ -86,6 +102,12 @@ func (o *serveOptions) validate() error {
 		return usagef("--retain-rows must not be negative")
 	case o.housekeepInterval <= 0:
 		return usagef("--housekeep-interval must be positive")
+	case o.leaseTTL < 300*time.Millisecond:
+		return usagef("--lease-ttl must be at least 300ms")
+	case o.triggerPoll <= 0:
+		return usagef("--trigger-poll must be positive")
+	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
+		return usagef("--trigger-batch must be between 1 and 100000")
 	}
 	return nil
 }
@@ -94,7 +116,9 @@ func (o *serveOptions) validate() error {
 func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 	return eddy.Config{DataDir: data, DatabaseURL: o.database, Logger: logger, Heartbeat: o.heartbeat,
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
-		HousekeepInterval: o.housekeepInterval}
+		HousekeepInterval: o.housekeepInterval,
+		NoEngine:          o.noTriggers,
+		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
 // serve runs the server until ctx ends or SIGINT/SIGTERM arrives.
@@ -121,7 +145,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/engine"
 )
 
 // TestServeRetentionFlags checks that the retention flags parse into the
@@ -38,9 +40,35 @@ func TestServeRetentionFlags(t *testing.T) {
 			t.Fatalf("%s: validate: %v", tt.name, err)
 		}
 		cfg := o.config("d", nil)
-		if cfg.Retention != tt.want || cfg.HousekeepInterval != tt.interval || cfg.DataDir != "d" {
+		if cfg.Retention.MaxAge != tt.want.MaxAge || cfg.Retention.MaxRows != tt.want.MaxRows || cfg.HousekeepInterval != tt.interval || cfg.DataDir != "d" {
 			t.Errorf("%s: config retention %+v every %s, want %+v every %s", tt.name, cfg.Retention, cfg.HousekeepInterval, tt.want, tt.interval)
 		}
+	}
+}
+
+// TestServeTriggerFlags checks that the trigger engine flags reach the
+// eddy.Config, with the engine's defaults and the engine on by default.
+func TestServeTriggerFlags(t *testing.T) {
+	t.Parallel()
+	parse := func(args ...string) eddy.Config {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, func(string) string { return "" })
+		if err := cmd.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.validate(); err != nil {
+			t.Fatal(err)
+		}
+		return o.config("d", nil)
+	}
+	def := parse()
+	if def.NoEngine || def.Engine.LeaseTTL != engine.DefaultLeaseTTL || def.Engine.Poll != engine.DefaultPoll || def.Engine.Batch != engine.DefaultBatch {
+		t.Fatalf("defaults: %+v no-engine %v", def.Engine, def.NoEngine)
+	}
+	cfg := parse("--no-triggers", "--lease-ttl", "5s", "--trigger-poll", "250ms", "--trigger-batch", "200")
+	if !cfg.NoEngine || cfg.Engine.LeaseTTL != 5*time.Second || cfg.Engine.Poll != 250*time.Millisecond || cfg.Engine.Batch != 200 {
+		t.Fatalf("set: %+v no-engine %v", cfg.Engine, cfg.NoEngine)
 	}
 }
 
@@ -56,6 +84,9 @@ func TestServeRetentionFlagsInvalid(t *testing.T) {
 		{[]string{"--retain-rows", "-1"}, "--retain-rows must not be negative"},
 		{[]string{"--housekeep-interval", "0s"}, "--housekeep-interval must be positive"},
 		{[]string{"--retain-rows", "many"}, "invalid argument"},
+		{[]string{"--lease-ttl", "10ms"}, "--lease-ttl must be at least 300ms"},
+		{[]string{"--trigger-poll", "0s"}, "--trigger-poll must be positive"},
+		{[]string{"--trigger-batch", "0"}, "--trigger-batch must be between 1 and 100000"},
 	}
 	for _, tt := range tests {
 		var stderr strings.Builder

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// stancesAnswer is the answer of GET .../changes/{seq}/stances.
+type stancesAnswer struct {
+	Seq     int64        `json:"seq"`
+	Stances []stanceInfo `json:"stances"`
+}
+
+// stanceInfo is one trigger's stance on a row.
+type stanceInfo struct {
+	Trigger  string `json:"trigger"`
+	Stance   string `json:"stance"`
+	Delivery *struct {
+		ID       string `json:"id"`
+		Status   string `json:"status"`
+		Attempts int    `json:"attempts"`
+	} `json:"delivery"`
+	Error string `json:"error"`
+}
+
+func (a *app) stancesCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stances SEQ",
+		Short: "Show every trigger's stance on a row, with the delivery it got",
+		Long: `Print what every trigger of the space made of the changelog row SEQ: pending
+(not evaluated yet), not_started, disabled, not_matched, error (its filter
+raised), coalesced, echo, or matched with the delivery it got (id, status,
+attempts).`,
+		Example: `  eddy stances 4190
+  eddy stances 4190 --json`,
+		Args: exactArgs("SEQ"),
+		RunE: action(func(cmd *cobra.Command, args []string) error {
+			seq, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || seq < 1 {
+				return usagef("SEQ %q: want a row seq (an integer >= 1)", args[0])
+			}
+			return a.stances(cmd, seq, asJSON)
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer instead of a table")
+	return cmd
+}
+
+func (a *app) stances(cmd *cobra.Command, seq int64, asJSON bool) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	var ans stancesAnswer
+	body, err := c.getJSON(cmd.Context(), spacePath(a.space, "changes", strconv.FormatInt(seq, 10), "stances"), nil, &ans)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(body)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRIGGER\tSTANCE\tDELIVERY\tSTATUS\tATTEMPTS\tERROR")
+	for _, s := range ans.Stances {
+		fmt.Fprintln(tw, stanceLine(s))
+	}
+	return tw.Flush()
+}
+
+// stanceLine is one table line.
+func stanceLine(s stanceInfo) string {
+	id, status, attempts := "-", "-", "-"
+	if d := s.Delivery; d != nil {
+		id, status, attempts = d.ID, d.Status, strconv.Itoa(d.Attempts)
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", s.Trigger, s.Stance, id, status, attempts, orDash(cell(s.Error, 72)))
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+)
+
+// deliveryStatuses are the values of the status parameter, in lifecycle
+// order.
+var deliveryStatuses = []string{
+	store.DeliveryPending, store.DeliveryRunning, store.DeliverySucceeded, store.DeliveryRetrying,
+	store.DeliveryFailed, store.DeliveryParked, store.DeliveryDiscarded,
+}
+
+// deliveriesParams are the parameters of GET .../triggers/{name}/deliveries.
+var deliveriesParams = []string{"status", "limit", "after"}
+
+// listDeliveries answers GET .../triggers/{name}/deliveries with a page
+// {"deliveries": [...], "next"?} of the trigger's deliveries, filtered by
+// status (repeats or comma lists).
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	if _, err := authorize(r, space, accessRead); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := checkParamsSuggest(q, deliveriesParams, []string{"status"}, map[string]string{"statuses": "status"}); err != nil {
+		return err
+	}
+	statuses, err := listValues(q, "status", checkDeliveryStatus)
+	if err != nil {
+		return err
+	}
+	limit, err := limitParam(q)
+	if err != nil {
+		return err
+	}
+	if err := s.needEngine(); err != nil {
+		return err
+	}
+	page, err := s.engine.Deliveries(r.Context(), engine.DeliveryQuery{
+		Space: space, Trigger: r.PathValue("name"), Statuses: statuses, After: q.Get("after"), Limit: limit,
+	})
+	if err != nil {
+		return err
+	}
+	if page.Deliveries == nil {
+		page.Deliveries = []engine.Delivery{}
+	}
+	s.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// checkDeliveryStatus refuses a status that is not a delivery status.
+func checkDeliveryStatus(name, v string) error {
+	if slices.Contains(deliveryStatuses, v) {
+		return nil
+	}
+	return problem.Param(name, "unknown delivery status %q (want %s)", v, strings.Join(deliveryStatuses, ", ")).
+		With("allowed", deliveryStatuses)
+}
+
+// deliveryOp is one operator action on a delivery.
+type deliveryOp func(ctx context.Context, space, id string) (engine.Delivery, error)
+
+// retryDelivery answers POST .../deliveries/{id}/retry: a failed
+// delivery is queued again with a fresh attempt budget.
+func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) error {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+		return s.engine.Retry(ctx, space, id)
+	})
+}
+
+// releaseDelivery answers POST .../deliveries/{id}/release: a parked
+// delivery runs once more, past the causality cap.
+func (s *Server) releaseDelivery(w http.ResponseWriter, r *http.Request) error {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+		return s.engine.Release(ctx, space, id)
+	})
+}
+
+// discardDelivery answers POST .../deliveries/{id}/discard: a delivery
+// that has not succeeded is given up.
+func (s *Server) discardDelivery(w http.ResponseWriter, r *http.Request) error {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+		return s.engine.Discard(ctx, space, id)
+	})
+}
+
+// deliveryOperation authorizes an admin, refuses a body other than
+// nothing or {}, runs op and answers 200 with the delivery.
+func (s *Server) deliveryOperation(w http.ResponseWriter, r *http.Request, op deliveryOp) error {
+	space := r.PathValue("space")
+	if err := s.manageDefinitions(r, space); err != nil {
+		return err
+	}
+	if err := decodeOptional(r, &emptyBody{}); err != nil {
+		return err
+	}
+	if err := s.needEngine(); err != nil {
+		return err
+	}
+	d, err := op(r.Context(), space, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := s.setHead(w, r, space); err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, d)
+	return nil
+}
+
+// listValues splits a plural parameter's repeated, comma-separated
+// values, ignoring empty items and repeats; check judges each value.
+func listValues(q url.Values, name string, check func(name, v string) error) ([]string, error) {
+	var out []string
+	for _, raw := range q[name] {
+		for item := range strings.SplitSeq(raw, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" || slices.Contains(out, item) {
+				continue
+			}
+			if check != nil {
+				if err := check(name, item); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+// checkParamsSuggest is checkParams that first names the right spelling
+// of a parameter given by a near miss (suggest maps it to the right one).
+func checkParamsSuggest(q url.Values, allowed, repeatable []string, suggest map[string]string) error {
+	for _, name := range slices.Sorted(mapKeys(q)) {
+		if right, ok := suggest[name]; ok {
+			return problem.Param(name, "unknown parameter; use %q", right).With("suggestion", right)
+		}
+	}
+	return checkParams(q, allowed, repeatable)
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/problem"
+)
+
+// stances answers GET .../changes/{seq}/stances with every trigger's
+// stance on the row: {"seq": N, "stances": [{"trigger", "stance",
+// "delivery"?, "error"?}]}. Any role that may read the space's
+// definitions may ask.
+func (s *Server) stances(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	if err := s.readDefinitions(r, space); err != nil {
+		return err
+	}
+	seq, err := s.stanceSeq(r, space)
+	if err != nil {
+		return err
+	}
+	if err := s.needEngine(); err != nil {
+		return err
+	}
+	st, err := s.engine.Stances(r.Context(), space, seq)
+	if err != nil {
+		return err
+	}
+	if st.Stances == nil {
+		st.Stances = []engine.Stance{}
+	}
+	s.writeJSON(w, r, http.StatusOK, st)
+	return nil
+}
+
+// stanceSeq reads {seq}: a row seq of the space, 1..head.
+func (s *Server) stanceSeq(r *http.Request, space string) (int64, error) {
+	v := r.PathValue("seq")
+	seq, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || seq < 1 {
+		return 0, problem.Param("seq", "%q is not a row seq (want an integer >= 1)", v)
+	}
+	sp, err := s.log.Space(r.Context(), space)
+	if err != nil {
+		return 0, err
+	}
+	if seq > sp.Head {
+		return 0, problem.Param("seq", "%d is ahead of the head %d", seq, sp.Head).With("head", sp.Head)
+	}
+	return seq, nil
+}
