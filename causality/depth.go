@@ -12,9 +12,15 @@ import (
 // parked. A trigger may set a lower cap, never a higher one.
 const DefaultCap = 16
 
-// MaxDepth is the greatest depth a stored row can have: a park row
-// records the depth of the delivery it parked, one past the cap.
+// MaxDepth is the greatest depth a row can have unless an operator
+// released a parked delivery: a park row records the depth of the
+// delivery it parked, one past the cap. A released delivery runs at that
+// depth, and each further release lets a chain go one deeper.
 const MaxDepth = DefaultCap + 1
+
+// WalkLimit bounds how many links a walk follows: MaxDepth and room for
+// the releases operators may have made.
+const WalkLimit = 256
 
 // Provenance via values (store.Provenance.Via).
 const (
@@ -121,11 +127,13 @@ func (d *Decision) UnmarshalJSON(b []byte) error {
 }
 
 // Decide returns what to do with a delivery caused by c under the caps.
+// A cause that is itself past the cap (a park row, or a row written by a
+// released delivery) parks quietly: its chain already has its park row.
 func Decide(c Cause, spaceCap, triggerCap int) Decision {
 	switch {
 	case !Exceeds(Next(c), spaceCap, triggerCap):
 		return Run
-	case c.Op == changelog.OpPark:
+	case c.Op == changelog.OpPark, Exceeds(c.Depth, spaceCap, triggerCap):
 		return ParkQuietly
 	default:
 		return Park

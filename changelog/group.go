@@ -176,6 +176,10 @@ func (g *groupState) rollback(mk mark) {
 	}
 }
 
+// AtomicRollback starts the reason message of every receipt an atomic
+// batch rewrote as rejected because another mutation of it was rejected.
+const AtomicRollback = "atomic batch rolled back"
+
 // abortAtomic rewrites every receipt of a rolled-back atomic request.
 func abortAtomic(res *WriteResult, firstReject int) {
 	cause := res.Receipts[firstReject].Reason
@@ -191,7 +195,7 @@ func abortAtomic(res *WriteResult, firstReject int) {
 			Status:     store.ReceiptRejected,
 			Accepted:   []string{},
 			Rejected:   []store.RejectedProperty{},
-			Reason:     &store.Reason{Code: cause.Code, Message: fmt.Sprintf("atomic batch rolled back: mutation %d was rejected", firstReject)},
+			Reason:     &store.Reason{Code: cause.Code, Message: fmt.Sprintf("%s: mutation %d was rejected", AtomicRollback, firstReject)},
 			Proposed:   r.Proposed,
 		}
 	}

@@ -65,7 +65,7 @@ func (s *Service) Run(ctx context.Context, space, name string, key store.EntityK
 		return RunResult{}, err
 	}
 	in := runtime.Input{Row: c.Row, Entity: &rec, Before: beforeOf(c, key), Trigger: name, Now: s.now()}
-	ms, err := s.runOnce(ctx, f, d.ID, in)
+	ms, err := s.runOnce(ctx, f, space, d, in)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -122,11 +122,20 @@ func checkCap(t *triggers.Trigger, d causality.Delivery) error {
 		With("reason", reasonCausalityCap).With("depth", d.Depth()).With("cap", limit).With("trigger", t.Name)
 }
 
-// runOnce runs f once on in and returns its actions.
-func (s *Service) runOnce(ctx context.Context, f *runtime.Function, id string, in runtime.Input) ([]changelog.Mutation, error) {
+// runOnce runs f once on in and returns its actions. A webhook gets the
+// delivery's Eddy-Cause token, like the engine's deliveries.
+func (s *Service) runOnce(ctx context.Context, f *runtime.Function, space string, d causality.Delivery, in runtime.Input) ([]changelog.Mutation, error) {
 	switch f.Kind {
 	case runtime.KindWebhook:
-		return callWebhook(ctx, f, id, in)
+		key, err := causality.Key(ctx, s.st)
+		if err != nil {
+			return nil, err
+		}
+		token, err := causality.Mint(key, d.Claims(space, time.Now().Add(time.Hour)))
+		if err != nil {
+			return nil, err
+		}
+		return callWebhook(ctx, f, d.ID, token, in)
 	case runtime.KindGo:
 		if !*f.Registered {
 			return nil, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
@@ -142,7 +151,7 @@ func (s *Service) runOnce(ctx context.Context, f *runtime.Function, id string, i
 
 // callWebhook sends one signed delivery to the webhook f, without
 // retries, and decodes the actions of a 2xx answer.
-func callWebhook(ctx context.Context, f *runtime.Function, id string, in runtime.Input) ([]changelog.Mutation, error) {
+func callWebhook(ctx context.Context, f *runtime.Function, id, causeToken string, in runtime.Input) ([]changelog.Mutation, error) {
 	body, err := runtime.BuildRequest(id, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return nil, err
@@ -152,6 +161,7 @@ func callWebhook(ctx context.Context, f *runtime.Function, id string, in runtime
 		return nil, fmt.Errorf("webhook request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Eddy-Cause", causeToken)
 	// The receiver checks the timestamp against its own clock.
 	if err := runtime.SetHeaders(req.Header, f.Secret, id, time.Now(), body); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/runtime"
@@ -158,6 +159,7 @@ func jsonInt(n int) string {
 func TestRunWebhook(t *testing.T) {
 	t.Parallel()
 	secret := "whsec_" + strings.Repeat("QUJD", 8)
+	causes := make(chan string, 8)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if err := runtime.Verify(secret, r.Header, body, 5*time.Minute); err != nil {
@@ -173,6 +175,11 @@ func TestRunWebhook(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
+		if r.Header.Get("Eddy-Cause") == "" {
+			http.Error(w, "no Eddy-Cause token", http.StatusBadRequest)
+			return
+		}
+		causes <- r.Header.Get("Eddy-Cause")
 		_, _ = io.WriteString(w, `{"actions": [{"op": "patch", "type": "task", "entityId": "`+req.Entity.ID+`", "patch": {"hooked": true}}]}`)
 	}))
 	t.Cleanup(hook.Close)
@@ -192,6 +199,14 @@ func TestRunWebhook(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.checkRunWrite(res, "hook", cause, 1)
+		key, err := causality.Key(ctx, f.log.Store())
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, err := causality.Verify(key, <-causes, "s", time.Now())
+		if err != nil || claims.Trigger != "hook" || claims.CausedBy != cause || claims.Depth != 1 || claims.Delivery != res.Delivery {
+			t.Fatalf("Eddy-Cause claims %+v (%v)", claims, err)
+		}
 		for name, status := range map[string]int{"fail": http.StatusServiceUnavailable, "unsigned": http.StatusUnauthorized} {
 			_, err = f.svc.Run(ctx, "s", name, a, "")
 			if pe := wantProblem(t, err, problem.Unprocessable, ""); pe.Details["status"] != status {

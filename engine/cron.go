@@ -105,7 +105,7 @@ func (sr *spaceRun) fire(ctx context.Context, t *trig, slot time.Time) error {
 		Space: sr.id, Engine: []changelog.EngineRow{causality.NewFire(name, slot)},
 		Effects: func(ctx context.Context, tx store.WriteTx, res changelog.WriteResult) error {
 			d.Seq = res.EngineSeqs[0]
-						if err := tx.DeliveryInsert(ctx, d); err != nil {
+			if err := tx.DeliveryInsert(ctx, d); err != nil {
 				return err
 			}
 			return tx.TriggerFiredTx(ctx, name, epoch, slot)

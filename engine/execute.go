@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -204,30 +205,22 @@ func (a *attempt) applied(u store.DeliveryUpdate) store.Delivery {
 	return d
 }
 
+// firstRejected returns the rejection that failed the delivery's atomic
+// write: the rejected receipt that is not a rollback of the others.
 func firstRejected(rs []store.Receipt) *store.Receipt {
+	var first *store.Receipt
 	for i := range rs {
-		if rs[i].Status == store.ReceiptRejected && rs[i].Reason != nil && rs[i].Reason.Message != "" &&
-			!isRollbackEcho(rs, i) {
+		if rs[i].Status != store.ReceiptRejected {
+			continue
+		}
+		if rs[i].Reason == nil || !strings.HasPrefix(rs[i].Reason.Message, changelog.AtomicRollback) {
 			return &rs[i]
 		}
-	}
-	for i := range rs {
-		if rs[i].Status == store.ReceiptRejected {
-			return &rs[i]
+		if first == nil {
+			first = &rs[i]
 		}
 	}
-	return nil
-}
-
-// isRollbackEcho tells a receipt rewritten by an atomic rollback from the
-// rejection that caused it (the first rejected one is the cause).
-func isRollbackEcho(rs []store.Receipt, i int) bool {
-	for j := range i {
-		if rs[j].Status == store.ReceiptRejected {
-			return true
-		}
-	}
-	return false
+	return first
 }
 
 func rejectionText(r *store.Receipt) string {

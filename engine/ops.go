@@ -100,11 +100,12 @@ func timePtr(t time.Time) *Time {
 // evaluated, unless skip: then they get stance disabled and the cursor
 // jumps to the head.
 func (e *Engine) Enable(ctx context.Context, space, name string, skip bool) (Status, error) {
-	t, err := e.setEnabled(ctx, space, name, true)
+	t, err := e.trigger(ctx, space, name)
 	if err != nil {
 		return Status{}, err
 	}
-	if skip && t.Source.Changes != nil {
+	// Skip first: once enabled, the engine may judge the skipped rows.
+	if skip && !t.Enabled && t.Source.Changes != nil {
 		if err := e.skipToHead(ctx, space, t); err != nil {
 			return Status{}, err
 		}
@@ -117,6 +118,9 @@ func (e *Engine) Enable(ctx context.Context, space, name string, skip bool) (Sta
 		if err := e.st.TriggerFired(ctx, space, name, st.Epoch, e.now()); err != nil && !errors.Is(err, store.ErrFenced) {
 			return Status{}, err
 		}
+	}
+	if t, err = e.setEnabled(ctx, space, name, true); err != nil {
+		return Status{}, err
 	}
 	e.moved(ctx, space, name)
 	return e.status(ctx, space, t)

@@ -70,4 +70,3 @@ func TestPruneStopsAtCursors(t *testing.T) {
 		}
 	})
 }
-

@@ -30,7 +30,7 @@ func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch, err := causality.Walk(r.Context(), s.log.Store(), space, seq, causality.MaxDepth)
+	ch, err := causality.Walk(r.Context(), s.log.Store(), space, seq, causality.WalkLimit)
 	if err != nil {
 		return err
 	}

@@ -287,7 +287,8 @@ func TestTriggerOps(t *testing.T) {
 
 		// Replay evaluates the rows after from again.
 		e.call(t, "POST", base+"/replay", map[string]any{"from": s1 - 1}).want(http.StatusOK).decode(&op)
-		if op.Cursor != s1-1 || op.Lag != op.Head-(s1-1) {
+		// The engine may already have caught up when the answer is made.
+		if op.Cursor < s1-1 || op.Cursor > op.Head || op.Lag != op.Head-op.Cursor {
 			t.Errorf("replay = %+v", op)
 		}
 		head := e.head(t, "default")

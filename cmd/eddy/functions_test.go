@@ -13,8 +13,8 @@ func TestApplyExample(t *testing.T) {
 	example := filepath.Join("..", "..", "examples", "todo", "eddy.yaml")
 	r := s.run(t, "apply", "-f", example).ok(t)
 	want := []string{
-		"type sweep created", "type task created",
-		"function notify-hook created", "function record-sweep created", "function stamp-completed created",
+		"type task created",
+		"function mark-overdue created", "function notify-hook created", "function stamp-completed created",
 		"trigger mark-overdue created", "trigger notify-on-change created", "trigger stamp-completed created",
 	}
 	if r.stdout != strings.Join(want, "\n")+"\n" || r.stderr != "" {
