@@ -2,7 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
+	"github.com/eddy-run/eddy/store/sqlite"
 )
 
 // benchRows is the size of the evaluator benchmark's log.
@@ -29,8 +33,17 @@ type benchEnv struct {
 	reg  *runtime.Registry
 }
 
-func newBenchEnv(b *testing.B) *benchEnv {
-	st, err := postgres.Open(b.Context(), pgtest.NewDatabase(b))
+func newBenchEnv(b *testing.B) *benchEnv { return newBenchEnvOn(b, "postgres") }
+
+// newBenchEnvOn starts a process on a fresh store of the driver.
+func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
+	var st store.Store
+	var err error
+	if driver == "sqlite" {
+		st, err = sqlite.Open(b.Context(), b.TempDir()+"/eddy.db")
+	} else {
+		st, err = postgres.Open(b.Context(), pgtest.NewDatabase(b))
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,21 +161,52 @@ func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
 }
 
 // BenchmarkCommitToFunction measures the latency from a commit returning
-// to the start of an in-process (go) function it triggers, at a steady
-// write rate of 200 commits/s, as p50 and p99.
+// to the start of the function it triggers, at a steady write rate of 200
+// commits/s, as p50 and p99: an in-process (go) function and a webhook on
+// loopback, on PostgreSQL and SQLite.
 func BenchmarkCommitToFunction(b *testing.B) {
-	e := newBenchEnv(b)
-	var mu sync.Mutex
-	started := map[string]time.Time{}
-	if err := e.reg.Register("probe", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
-		mu.Lock()
-		started[in.Row.EntityID] = time.Now()
-		mu.Unlock()
-		return nil, nil
-	}); err != nil {
-		b.Fatal(err)
+	for _, driver := range []string{"postgres", "sqlite"} {
+		for _, kind := range []string{"go", "webhook"} {
+			b.Run(driver+"/"+kind, func(b *testing.B) { benchLatency(b, driver, kind) })
+		}
 	}
-	e.define(b, "function", "probe", `{"kind":"go","handler":"probe"}`)
+}
+
+// latencyProbe records when the function saw each entity.
+type latencyProbe struct {
+	mu      sync.Mutex
+	started map[string]time.Time
+}
+
+func (p *latencyProbe) saw(id string) {
+	p.mu.Lock()
+	p.started[id] = time.Now()
+	p.mu.Unlock()
+}
+
+func benchLatency(b *testing.B, driver, kind string) {
+	e := newBenchEnvOn(b, driver)
+	probe := &latencyProbe{started: map[string]time.Time{}}
+	switch kind {
+	case "go":
+		if err := e.reg.Register("probe", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+			probe.saw(in.Row.EntityID)
+			return nil, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		e.define(b, "function", "probe", `{"kind":"go","handler":"probe"}`)
+	default:
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req runtime.Request
+			if err := json.NewDecoder(r.Body).Decode(&req); err == nil {
+				probe.saw(req.Row.EntityID)
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		b.Cleanup(srv.Close)
+		e.define(b, "function", "probe", `{"kind":"webhook","url":"`+srv.URL+`"}`)
+	}
 	e.define(b, "trigger", "probe", `{"source":{"changes":{"types":["item"]}},"function":"probe","delivery":{"ordering":"none","concurrency":16}}`)
 	time.Sleep(200 * time.Millisecond) // the lease round adopts the trigger
 	const n = 1000
@@ -182,13 +226,13 @@ func BenchmarkCommitToFunction(b *testing.B) {
 		tick.Stop()
 		time.Sleep(500 * time.Millisecond)
 		var lat []time.Duration
-		mu.Lock()
+		probe.mu.Lock()
 		for id, c := range committed {
-			if s, ok := started[id]; ok {
+			if s, ok := probe.started[id]; ok {
 				lat = append(lat, max(s.Sub(c), 0))
 			}
 		}
-		mu.Unlock()
+		probe.mu.Unlock()
 		slices.Sort(lat)
 		if len(lat) < n {
 			b.Fatalf("%d of %d functions started", len(lat), n)

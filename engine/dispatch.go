@@ -274,9 +274,12 @@ func (d *dispatcher) done(it *item, res store.Delivery, err error) {
 	}
 	d.mu.Unlock()
 	if err != nil {
-		if errors.Is(err, store.ErrFenced) {
+		switch {
+		case errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrNotFound):
+			// The lease, the delivery's status or the trigger itself
+			// changed under the attempt: a lease round sorts it out.
 			d.sr.e.poke()
-		} else if !errors.Is(err, context.Canceled) {
+		case !errors.Is(err, context.Canceled):
 			d.sr.e.logger.Warn("engine: delivery", "space", d.sr.id, "trigger", d.name, "delivery", it.d.ID, "err", err)
 		}
 		d.resync()

@@ -243,19 +243,28 @@ func (e *Engine) commitAt(ctx context.Context, space string, seq int64) (store.C
 }
 
 // webhook marks the delivery running, sends the signed request with the
-// delivery's cause token and records what the answer means.
+// delivery's cause token and records what the answer means. The running
+// mark is written while the request is under way, so the request does
+// not wait for it; the outcome is recorded after both.
 func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input) (store.Delivery, error) {
-	running := a.base(store.DeliveryRunning)
-	running.From = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
-	running.LastError = a.d.LastError
-	if _, err := a.update(ctx, running); err != nil {
-		return store.Delivery{}, err
-	}
 	body, err := runtime.BuildRequest(a.d.ID, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return a.fail(ctx, err.Error(), 0, true)
 	}
+	running := a.base(store.DeliveryRunning)
+	running.From = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
+	running.LastError = a.d.LastError
+	marked := make(chan error, 1)
+	go func() {
+		_, err := a.update(ctx, running)
+		marked <- err
+	}()
 	resp, raw, err := a.send(ctx, c, body)
+	if merr := <-marked; merr != nil {
+		// Fenced: the lease or the delivery moved; the outcome is not
+		// this process's to record.
+		return store.Delivery{}, merr
+	}
 	if ctx.Err() != nil {
 		return store.Delivery{}, ctx.Err()
 	}
@@ -263,7 +272,11 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input)
 	if resp != nil {
 		status, header = resp.StatusCode, resp.Header
 	}
-	dec := runtime.ClassifyAt(status, header, err, a.e.now())
+	return a.answered(ctx, c, runtime.ClassifyAt(status, header, err, a.e.now()), raw)
+}
+
+// answered records what a webhook's answer means.
+func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Decision, raw []byte) (store.Delivery, error) {
 	switch dec.Outcome {
 	case runtime.Success:
 		ms, err := runtime.DecodeResponse(raw)
