@@ -13,6 +13,18 @@ import (
 // always returned whole; another is added only if it fits. NextCursor is
 // the last fully returned seq, or after for an empty page.
 func (l *Log) Pull(ctx context.Context, space string, after int64, limit int) (PullPage, error) {
+	return l.PullWith(ctx, space, after, limit, PullOptions{})
+}
+
+// PullOptions tune PullWith.
+type PullOptions struct {
+	// NoReceipts leaves every commit's Receipt zero, for readers with no
+	// use for receipts (it saves reading and decoding them).
+	NoReceipts bool
+}
+
+// PullWith is Pull with options.
+func (l *Log) PullWith(ctx context.Context, space string, after int64, limit int, opts PullOptions) (PullPage, error) {
 	if limit < 1 {
 		return PullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
@@ -24,7 +36,7 @@ func (l *Log) Pull(ctx context.Context, space string, after int64, limit int) (P
 	if after == sp.Head {
 		return page, nil
 	}
-	commits, err := l.st.Commits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1})
+	commits, err := l.st.Commits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts})
 	if err != nil {
 		return PullPage{}, fmt.Errorf("pull: %w", err)
 	}

@@ -98,6 +98,8 @@ type Engine struct {
 	wg      sync.WaitGroup
 	kick    chan struct{}
 
+	completions *completer
+
 	// progress is closed and replaced whenever a cursor moves or a
 	// delivery ends in this process, waking fences.
 	progressMu sync.Mutex
@@ -115,6 +117,7 @@ func New(log *changelog.Log, reg *runtime.Registry, opts Options) *Engine {
 	return &Engine{
 		st: st, log: log, reg: reg, keys: causality.NewKeyring(st), opts: opts, logger: opts.Logger,
 		spaces: map[string]*spaceRun{}, kick: make(chan struct{}, 1), progress: make(chan struct{}),
+		completions: newCompleter(st),
 	}
 }
 
@@ -187,6 +190,7 @@ func (e *Engine) Close() {
 	e.spaces = map[string]*spaceRun{}
 	e.mu.Unlock()
 	if cancel == nil {
+		e.completions.stop()
 		return
 	}
 	cancel()
@@ -194,6 +198,7 @@ func (e *Engine) Close() {
 	for _, sr := range spaces {
 		sr.stop()
 	}
+	e.completions.stop()
 }
 
 // Notify tells the engine that space's head moved to head (a commit of

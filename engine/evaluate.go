@@ -92,8 +92,11 @@ func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, 
 			}
 		}
 	}
-	return sr.e.log.Pull(ctx, sr.id, after, sr.e.opts.Batch)
+	return sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
 }
+
+// evalPull reads what the evaluator and the functions need: no receipts.
+var evalPull = changelog.PullOptions{NoReceipts: true}
 
 // readAhead starts reading the page after the position.
 func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
@@ -101,7 +104,7 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 	sr.ahead = p
 	sr.wg.Go(func() {
 		defer close(p.done)
-		p.page, p.err = sr.e.log.Pull(ctx, sr.id, after, sr.e.opts.Batch)
+		p.page, p.err = sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
 	})
 }
 

@@ -170,8 +170,13 @@ func (a *attempt) fail(ctx context.Context, reason string, retryAfter time.Durat
 	return a.update(ctx, a.failure(reason, retryAfter, permanent))
 }
 
+// update records u through the engine's shared delivery transactions
+// and returns the delivery as it left it.
 func (a *attempt) update(ctx context.Context, u store.DeliveryUpdate) (store.Delivery, error) {
-	return a.e.st.DeliveryUpdate(ctx, u)
+	if err := a.e.completions.update(ctx, u); err != nil {
+		return store.Delivery{}, err
+	}
+	return a.applied(u), nil
 }
 
 func (a *attempt) base(status string) store.DeliveryUpdate {

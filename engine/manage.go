@@ -3,21 +3,36 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
 )
 
+// balancer is what the lease manager remembers between rounds.
+type balancer struct {
+	// procs are the live processes of the last successful beat.
+	procs []string
+	// freeSince records, per space and trigger, when a round first found
+	// the lease free (see planLeases, rule 3).
+	freeSince map[string]map[string]time.Time
+	// runs are the space runners the rounds used, whose leases the
+	// manager releases when it stops (Close empties e.spaces first).
+	runs map[string]*spaceRun
+}
+
 // manage runs lease rounds every LeaseTTL/3 (or when poked) until ctx
-// ends, then gives every lease up.
+// ends, then gives every lease up and leaves the live processes.
 func (e *Engine) manage(ctx context.Context) {
 	tick := time.NewTicker(e.opts.LeaseTTL / 3)
 	defer tick.Stop()
+	b := &balancer{freeSince: map[string]map[string]time.Time{}, runs: map[string]*spaceRun{}}
 	for {
-		e.round(ctx)
+		e.round(ctx, b)
 		select {
 		case <-ctx.Done():
-			e.releaseAll()
+			e.releaseAll(b)
 			return
 		case <-tick.C:
 		case <-e.kick:
@@ -25,9 +40,11 @@ func (e *Engine) manage(ctx context.Context) {
 	}
 }
 
-// round renews or acquires the lease of every trigger of every space and
-// hands the owned ones to their space's runner.
-func (e *Engine) round(ctx context.Context) {
+// round beats, then renews, acquires or releases the leases of every
+// space's triggers as planLeases decides and hands the owned ones to
+// their space's runner.
+func (e *Engine) round(ctx context.Context, b *balancer) {
+	e.beat(ctx, b)
 	spaces, err := e.log.Spaces(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -36,14 +53,31 @@ func (e *Engine) round(ctx context.Context) {
 		return
 	}
 	for _, sp := range spaces {
-		if err := e.roundSpace(ctx, sp); err != nil && ctx.Err() == nil {
+		if err := e.roundSpace(ctx, b, sp); err != nil && ctx.Err() == nil {
 			e.logger.Warn("engine: lease round", "space", sp.ID, "err", err)
 		}
 	}
 }
 
+// beat records that this process is alive for another LeaseTTL and
+// learns the live processes. When it fails the last list stands (this
+// process alone before any succeeded).
+func (e *Engine) beat(ctx context.Context, b *balancer) {
+	procs, err := e.st.ProcessBeat(ctx, e.opts.Owner, e.now(), e.opts.LeaseTTL)
+	if err == nil {
+		b.procs = procs
+		return
+	}
+	if ctx.Err() == nil {
+		e.logger.Warn("engine: process beat", "err", err)
+	}
+	if b.procs == nil {
+		b.procs = []string{e.opts.Owner}
+	}
+}
+
 // roundSpace runs one lease round over a space's triggers.
-func (e *Engine) roundSpace(ctx context.Context, sp store.Space) error {
+func (e *Engine) roundSpace(ctx context.Context, b *balancer, sp store.Space) error {
 	cat, err := e.catalog(ctx, sp.ID)
 	if err != nil {
 		return err
@@ -52,7 +86,59 @@ func (e *Engine) roundSpace(ctx context.Context, sp store.Space) error {
 	if sr == nil {
 		return nil
 	}
-	return sr.renew(ctx, cat)
+	b.runs[sp.ID] = sr
+	states, err := e.st.TriggerStateList(ctx, sp.ID)
+	if err != nil {
+		return fmt.Errorf("list trigger states of %s: %w", sp.ID, err)
+	}
+	now := e.now()
+	names := make([]string, 0, len(cat.triggers))
+	for name := range cat.triggers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	views := leaseViews(names, states, now)
+	stale := b.stale(sp.ID, views, now, e.opts.LeaseTTL/3)
+	return sr.renew(ctx, cat, planLeases(sp.ID, e.opts.Owner, b.procs, views, stale))
+}
+
+// stale returns the free leases of a space first found free at least
+// period ago, and remembers when this round found each free lease free.
+func (b *balancer) stale(space string, views []leaseView, now time.Time, period time.Duration) map[string]bool {
+	prev := b.freeSince[space]
+	next := map[string]time.Time{}
+	out := map[string]bool{}
+	for _, v := range views {
+		if v.owner != "" {
+			continue
+		}
+		since, ok := prev[v.name]
+		if !ok {
+			since = now
+		}
+		next[v.name] = since
+		out[v.name] = now.Sub(since) >= period
+	}
+	b.freeSince[space] = next
+	return out
+}
+
+// release gives up the surplus leases of a round: the trigger stops here
+// first (its deliveries under way end), then the lease expires at once
+// so another process takes it in its next round. The caller holds sr.mu.
+func (sr *spaceRun) release(ctx context.Context, ls []lease) error {
+	var errs []error
+	for _, l := range ls {
+		if t := sr.trigs[l.name]; t != nil {
+			t.disp.stop()
+			delete(sr.trigs, l.name)
+		}
+		err := sr.e.st.LeaseRelease(ctx, sr.id, l.name, sr.e.opts.Owner, l.epoch)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("release lease %s: %w", l.name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // spaceFor returns the runner of a space, starting one when create is
@@ -69,24 +155,23 @@ func (e *Engine) spaceFor(ctx context.Context, space string, create bool) *space
 	return sr
 }
 
-// releaseAll gives up every lease this process holds, so another process
-// takes over at once instead of after the TTL.
-func (e *Engine) releaseAll() {
-	e.mu.Lock()
-	spaces := make([]*spaceRun, 0, len(e.spaces))
-	for _, sr := range e.spaces {
-		spaces = append(spaces, sr)
-	}
-	e.mu.Unlock()
+// releaseAll stops every space runner of the rounds and gives up the
+// leases it held, so another process takes over at once instead of after
+// the TTL, then leaves the live processes.
+func (e *Engine) releaseAll(b *balancer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, sr := range spaces {
+	for _, sr := range b.runs {
+		held := sr.leases() // before stop, which forgets them
 		sr.stop()
-		for _, l := range sr.leases() {
+		for _, l := range held {
 			err := e.st.LeaseRelease(ctx, sr.id, l.name, e.opts.Owner, l.epoch)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				e.logger.Warn("engine: release lease", "space", sr.id, "trigger", l.name, "err", err)
 			}
 		}
+	}
+	if err := e.st.ProcessGone(ctx, e.opts.Owner); err != nil {
+		e.logger.Warn("engine: leave processes", "err", err)
 	}
 }

@@ -46,8 +46,10 @@ func TestReplayIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Cursor != row-1 {
-			t.Fatalf("cursor after replay %d, want %d", st.Cursor, row-1)
+		// The engine may have judged the replayed rows again before the
+		// status was read.
+		if st.Cursor < row-1 || st.Cursor > head {
+			t.Fatalf("cursor after replay %d, want %d..%d", st.Cursor, row-1, head)
 		}
 		e.eventually("the replayed delivery", func() bool { return len(e.deliveries("mark")) == 2 })
 		if got := e.settle(); got != head {

@@ -74,11 +74,9 @@ func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
 	a := newEnv(t, open(t), engine.Options{Owner: "a", LeaseTTL: 2 * time.Second, Poll: 20 * time.Millisecond})
 	a.function("noop", `{"kind":"expr","code":"nil"}`)
 	a.trigger("watch", `{"source":{"changes":{"types":["task"]}},"function":"noop"}`)
-	a.settle()
-	before := must(a.eng.Status(t.Context(), space, "watch"))
-	if before.Owner != "a" {
-		t.Fatalf("owner %q, want a", before.Owner)
-	}
+	// Saving the trigger starts a lease round; wait until it took it.
+	a.eventually("a holds the lease", func() bool { return a.status("watch").Owner == "a" })
+	before := a.status("watch")
 	// An intruder takes the lease as if a's had expired, and holds it for
 	// a while without evaluating anything.
 	ts := a.st.(store.TriggerStore)

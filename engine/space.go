@@ -119,15 +119,17 @@ func (sr *spaceRun) loop(ctx context.Context) {
 	}
 }
 
-// renew acquires or renews the lease of every trigger of the catalog,
-// starts the newly owned ones, updates the others' definitions, notices
-// cursors moved by an operator and drops triggers it no longer owns.
-func (sr *spaceRun) renew(ctx context.Context, cat *catalog) error {
+// renew carries out a lease round's plan (see planLeases): it releases
+// the surplus leases, renews or acquires the planned ones, starts the
+// newly owned triggers, updates the others' definitions, notices cursors
+// moved by an operator and drops triggers it no longer owns.
+func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	var errs []error
+	errs := []error{sr.release(ctx, plan.release)}
 	owned := map[string]bool{}
-	for name, def := range cat.triggers {
+	for _, name := range plan.hold() {
+		def := cat.triggers[name]
 		st, ok, err := sr.acquire(ctx, def)
 		if err != nil {
 			errs = append(errs, err)

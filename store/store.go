@@ -239,6 +239,10 @@ type CommitsParams struct {
 	Space string
 	After int64
 	Limit int
+	// NoReceipts leaves every commit's Receipt zero: a reader that has no
+	// use for receipts (the trigger evaluator) skips reading and decoding
+	// them.
+	NoReceipts bool
 }
 
 // EntityListParams selects records of one type with id > After (bytewise),

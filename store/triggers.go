@@ -180,6 +180,14 @@ type TriggerStore interface {
 	// LeaseRelease gives up a lease held by owner at epoch (it expires at
 	// once); a lease no longer held so is left alone.
 	LeaseRelease(ctx context.Context, space, trigger, owner string, epoch int64) error
+	// ProcessBeat records that the process owner is alive until now+ttl
+	// and returns the owners of every live process (expiry >= now),
+	// sorted bytewise, owner included. Processes sharing the store use
+	// the list to spread leases; rows long expired may be removed.
+	ProcessBeat(ctx context.Context, owner string, now time.Time, ttl time.Duration) ([]string, error)
+	// ProcessGone removes the process owner from the live processes (a
+	// clean shutdown); an unknown owner is not an error.
+	ProcessGone(ctx context.Context, owner string) error
 
 	// DeliveryGet returns a delivery or ErrNotFound.
 	DeliveryGet(ctx context.Context, space, id string) (Delivery, error)
@@ -192,6 +200,12 @@ type TriggerStore interface {
 	// is no such delivery, an error wrapping ErrFenced if the status or
 	// the epoch did not match. It returns the updated delivery.
 	DeliveryUpdate(ctx context.Context, u DeliveryUpdate) (Delivery, error)
+	// DeliveryUpdateMany applies several updates in one transaction, each
+	// on its own terms: errs[i] is nil, or wraps ErrNotFound or ErrFenced
+	// as DeliveryUpdate would, for us[i]; a fenced update does not stop
+	// the others. err reports a failure of the transaction itself (then
+	// nothing was written).
+	DeliveryUpdateMany(ctx context.Context, us []DeliveryUpdate) (errs []error, err error)
 	// DeliveryStats summarizes a trigger's deliveries.
 	DeliveryStats(ctx context.Context, space, trigger string) (DeliveryStats, error)
 	// DeliveriesOpenThrough counts a trigger's open deliveries caused by

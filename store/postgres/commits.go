@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,26 +12,18 @@ import (
 
 const commitColumns = rowColumns + ", receipt, provenance, changes"
 
-// scanCommit reads one commits row selected with commitColumns.
-func scanCommit(row pgx.Row) (store.Commit, error) {
-	var c store.Commit
-	var payload, receipt, prov, changes string
-	err := row.Scan(&c.Seq, &c.TS, &c.Actor, &c.Op, &c.EntityID, &c.Type, &payload, &receipt, &prov, &changes)
+// scanRawCommit reads one commits row selected with commitColumns,
+// leaving its JSON columns encoded.
+func scanRawCommit(row pgx.Row, raw *rowcodec.RawCommit) error {
+	c := &raw.Commit
+	var payload string
+	err := row.Scan(&c.Seq, &c.TS, &c.Actor, &c.Op, &c.EntityID, &c.Type, &payload, &raw.Receipt, &raw.Provenance, &raw.Changes)
 	if err != nil {
-		return c, err
+		return err
 	}
 	c.TS = c.TS.UTC()
 	c.Payload = json.RawMessage(payload)
-	if c.Receipt, err = rowcodec.DecodeReceipt(receipt); err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal([]byte(prov), &c.Provenance); err != nil {
-		return c, fmt.Errorf("decode provenance: %w", err)
-	}
-	if c.Changes, err = rowcodec.DecodeChanges(changes); err != nil {
-		return c, fmt.Errorf("seq %d: %w", c.Seq, err)
-	}
-	return c, nil
+	return nil
 }
 
 // Commits returns at most p.Limit whole commits with seq > p.After in seq
@@ -41,16 +32,23 @@ func scanCommit(row pgx.Row) (store.Commit, error) {
 func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Commit, error) {
 	const q = "SELECT " + commitColumns + ` FROM commits
 		WHERE space = $1 AND seq > $2 ORDER BY seq LIMIT $3`
-	rows, err := s.pool.Query(ctx, q, p.Space, p.After, limitArg(p.Limit))
+	const lean = "SELECT " + rowColumns + `, '', provenance, changes FROM commits
+		WHERE space = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+	query := q
+	if p.NoReceipts {
+		query = lean
+	}
+	rows, err := s.pool.Query(ctx, query, p.Space, p.After, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap("commits", err)
 	}
-	commits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Commit, error) { return scanCommit(r) })
+	raws, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rowcodec.RawCommit, error) {
+		var raw rowcodec.RawCommit
+		return raw, scanRawCommit(r, &raw)
+	})
 	if err != nil {
 		return nil, wrap("commits", err)
 	}
-	if commits == nil {
-		commits = []store.Commit{}
-	}
-	return commits, nil
+	commits, err := rowcodec.DecodeAll(raws)
+	return commits, wrap("commits", err)
 }

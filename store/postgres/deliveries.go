@@ -160,3 +160,49 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 	}
 	return out, wrap("stance errors", rows.Err())
 }
+
+// DeliveryUpdateMany applies several updates in one transaction sent as
+// one pipelined batch; an update that matched no row is then told apart
+// as missing or fenced, and fails alone.
+func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
+	errs := make([]error, len(us))
+	if len(us) == 0 {
+		return errs, nil
+	}
+	now := s.nowMicro()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	missed := make([]bool, len(us))
+	for i := range us {
+		b.Queue(deliveryUpdateQ, updateArgs(us[i], now)...).Query(func(rows pgx.Rows) error {
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			missed[i] = n == 0
+			return rows.Err()
+		})
+	}
+	b.Queue("COMMIT")
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, wrap("update deliveries", err)
+	}
+	defer conn.Release()
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		// Leave no transaction open on the pooled connection.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return nil, wrap("update deliveries", err)
+	}
+	for i, miss := range missed {
+		if !miss {
+			continue
+		}
+		if _, err := s.DeliveryGet(ctx, us[i].Space, us[i].ID); err != nil {
+			errs[i] = fmt.Errorf("postgres: update delivery: %w", err)
+		} else {
+			errs[i] = fenced("update delivery", "delivery "+us[i].ID)
+		}
+	}
+	return errs, nil
+}

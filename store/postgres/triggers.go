@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -131,6 +132,10 @@ func (s *Store) sendTrigger(ctx context.Context, op string, w *triggerWrites) er
 // epoch grows by one when the holder changes. When another holder's
 // lease is live it returns the state and false.
 func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseParams) (store.TriggerState, bool, error) {
+	// The row is locked FOR UPDATE first: that waits for the delivery
+	// updates in flight, which hold it FOR KEY SHARE to check the epoch
+	// (an UPDATE of non-key columns alone would not wait for them).
+	const lockQ = `SELECT 1 FROM trigger_state WHERE space = $1 AND trigger = $2 FOR UPDATE`
 	const q = `UPDATE trigger_state SET owner = $3,
 			epoch = epoch + CASE WHEN owner = $3 THEN 0 ELSE 1 END,
 			lease_expires = $5, updated_at = $6
@@ -138,13 +143,30 @@ func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseParams) (store.Tr
 		  AND (owner = '' OR owner = $3 OR lease_expires IS NULL OR lease_expires < $4)
 		RETURNING ` + stateColumns
 	now := microUTC(p.Now)
-	st, err := scanState(s.pool.QueryRow(ctx, q, p.Space, p.Trigger, p.Owner, now,
-		microUTC(p.Now.Add(p.TTL)), s.nowMicro()))
-	if err == nil {
-		return st, true, nil
+	var st store.TriggerState
+	granted := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, lockQ, p.Space, p.Trigger).Scan(&one); err != nil {
+			return err
+		}
+		var err error
+		st, err = scanState(tx.QueryRow(ctx, q, p.Space, p.Trigger, p.Owner, now,
+			microUTC(p.Now.Add(p.TTL)), s.nowMicro()))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		granted = err == nil
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.TriggerState{}, false, fmt.Errorf("postgres: acquire lease %s: %w", p.Trigger, store.ErrNotFound)
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if err != nil {
 		return store.TriggerState{}, false, wrap("acquire lease", err)
+	}
+	if granted {
+		return st, true, nil
 	}
 	st, err = s.TriggerStateGet(ctx, p.Space, p.Trigger)
 	if err != nil {

@@ -166,14 +166,15 @@ const (
 	firedQ = `WITH u AS (UPDATE trigger_state SET fired = $4, updated_at = $5
 		WHERE space = $1 AND trigger = $2 AND epoch = $3 RETURNING 1)
 		SELECT eddy_fence(true, EXISTS (SELECT 1 FROM u))`
-	// deliveryFenceCTE selects the delivery's trigger epoch with a share
-	// lock, so a lease changing hands waits for (or is seen by) the
-	// update, and the update of the delivery when its status and that
-	// epoch match. $1 space, $2 id, $3 status, $4 attempts, $5 last
+	// deliveryFenceCTE selects the delivery's trigger epoch with a key
+	// share lock, so a lease changing hands (LeaseAcquire locks the row
+	// FOR UPDATE first) waits for (or is seen by) the update, while cursor
+	// advances (which change no key) never wait for it; then it updates
+	// the delivery when its status and that epoch match. $1 space, $2 id, $3 status, $4 attempts, $5 last
 	// error, $6 next attempt, $7 now, $8 from statuses, $9 epoch.
 	deliveryFenceCTE = `WITH t AS (SELECT epoch FROM trigger_state
 			WHERE space = $1 AND trigger = (SELECT trigger FROM deliveries WHERE space = $1 AND id = $2)
-			FOR SHARE),
+			FOR KEY SHARE),
 		u AS (UPDATE deliveries SET status = $3, attempts = $4, last_error = $5,
 			next_attempt_at = $6, updated_at = $7
 			WHERE space = $1 AND id = $2

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -136,4 +137,24 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 		out[trigger] = msg
 	}
 	return out, wrap("stance errors at", rows.Err())
+}
+
+// DeliveryUpdateMany applies several updates in one write transaction;
+// a fenced or missing delivery fails only its own update.
+func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
+	errs := make([]error, len(us))
+	err := s.triggerWrite(ctx, func(q stmter) error {
+		for i := range us {
+			_, err := updateDelivery(ctx, q, &us[i])
+			if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			errs[i] = err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("update deliveries", err)
+	}
+	return errs, nil
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/eddy-run/eddy/store"
@@ -200,41 +199,34 @@ func scanRow(sc scanner, extra ...any) (store.Row, error) {
 // One statement reads them all, so the page is one snapshot: a concurrent
 // prune cannot split it.
 func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Commit, error) {
-	rows, err := s.rquery(ctx, sqlCommits, p.Space, p.After, limitArg(p.Limit))
+	query := sqlCommits
+	if p.NoReceipts {
+		query = sqlCommitsNoReceipts
+	}
+	rows, err := s.rquery(ctx, query, p.Space, p.After, limitArg(p.Limit))
 	if err != nil {
 		return nil, wrap("commits", err)
 	}
 	defer rows.Close()
-	out := []store.Commit{}
+	var raws []rowcodec.RawCommit
 	for rows.Next() {
-		c, err := scanCommit(rows)
+		var raw rowcodec.RawCommit
+		raw.Commit.Row, err = scanRow(rows, &raw.Receipt, &raw.Provenance, &raw.Changes)
 		if err != nil {
 			return nil, wrap("commits", err)
 		}
-		out = append(out, c)
+		raws = append(raws, raw)
 	}
-	return out, wrap("commits", rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, wrap("commits", err)
+	}
+	commits, err := rowcodec.DecodeAll(raws)
+	return commits, wrap("commits", err)
 }
 
-const sqlCommits = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance, changes
+const (
+	sqlCommits = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance, changes
 FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
-
-// scanCommit reads one row of sqlCommits.
-func scanCommit(sc scanner) (store.Commit, error) {
-	var rt, pt, ct string
-	row, err := scanRow(sc, &rt, &pt, &ct)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	c := store.Commit{Row: row}
-	if c.Receipt, err = rowcodec.DecodeReceipt(rt); err != nil {
-		return c, fmt.Errorf("seq %d receipt: %w", row.Seq, err)
-	}
-	if err := json.Unmarshal([]byte(pt), &c.Provenance); err != nil {
-		return c, fmt.Errorf("seq %d provenance: %w", row.Seq, err)
-	}
-	if c.Changes, err = rowcodec.DecodeChanges(ct); err != nil {
-		return c, fmt.Errorf("seq %d: %w", row.Seq, err)
-	}
-	return c, nil
-}
+	sqlCommitsNoReceipts = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, '', provenance, changes
+FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
+)

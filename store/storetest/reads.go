@@ -59,6 +59,26 @@ func testPull(t *testing.T, open OpenFunc) {
 				tc.after, tc.limit, seqs, p.NextCursor, p.HasMore, tc.seqs, tc.next, tc.hasMore)
 		}
 	}
+	// Without receipts: the same commits, receipts zero, a page of many
+	// commits (decoded in parallel) in order.
+	full, err := h.log.Pull(h.ctx, "s", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := h.log.PullWith(h.ctx, "s", 0, 100, changelog.PullOptions{NoReceipts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lean.Commits) != len(full.Commits) || lean.NextCursor != full.NextCursor {
+		t.Fatalf("pull without receipts: %d commits next %d, want %d next %d", len(lean.Commits), lean.NextCursor, len(full.Commits), full.NextCursor)
+	}
+	for i, c := range lean.Commits {
+		want := full.Commits[i]
+		want.Receipt = store.Receipt{}
+		if !reflect.DeepEqual(c, want) {
+			t.Fatalf("pull without receipts: commit %d = %s, want %s", c.Seq, js(c), js(want))
+		}
+	}
 	c := h.commitAt(4)
 	if want := trig; c.Provenance != func() store.Provenance { want.MutationID = "m-4"; return want }() {
 		t.Fatalf("provenance = %s, want %s with mutation id m-4", js(c.Provenance), js(trig))

@@ -34,10 +34,12 @@ func ExerciseTriggers(t *testing.T, open OpenFunc) {
 		{"Move", testTriggerMove},
 		{"Delete", testTriggerDelete},
 		{"DeliveryUpdate", testDeliveryUpdate},
+		{"DeliveryUpdateMany", testDeliveryUpdateMany},
 		{"DeliveryList", testDeliveryList},
 		{"DeliveryStats", testDeliveryStats},
 		{"Prune", testTriggerPrune},
 		{"Tx", testTriggerTx},
+		{"Processes", testProcesses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { t.Parallel(); tc.fn(t, open) })

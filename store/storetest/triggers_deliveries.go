@@ -342,3 +342,39 @@ func testTriggerPrune(t *testing.T, open OpenFunc) {
 		t.Fatalf("pruned delivery: %v, want ErrNotFound", err)
 	}
 }
+
+// testDeliveryUpdateMany checks that several updates apply in one call,
+// each fenced on its own terms.
+func testDeliveryUpdateMany(t *testing.T, open OpenFunc) {
+	h := newTrig(t, open)
+	h.init("s1", "t", 0)
+	e := h.lease("s1", "t", "p1", 0).Epoch
+	d1, d2, d3 := dl("t", "d1", 3), dl("t", "d2", 4), dl("t", "d3", 5)
+	h.advance("s1", store.Advance{Trigger: "t", Epoch: e, From: 0, To: 10, Deliveries: []store.Delivery{d1, d2, d3}})
+
+	pending := []string{store.DeliveryPending}
+	us := []store.DeliveryUpdate{
+		{Space: "s1", ID: "d1", Epoch: e, From: pending, Status: store.DeliverySucceeded, Attempts: 1},
+		{Space: "s1", ID: "d2", Epoch: e + 1, From: pending, Status: store.DeliverySucceeded, Attempts: 1},
+		{Space: "s1", ID: "nope", Epoch: e, From: pending, Status: store.DeliverySucceeded, Attempts: 1},
+		{Space: "s1", ID: "d3", Epoch: e, From: pending, Status: store.DeliveryRetrying, Attempts: 1, LastError: "boom", NextAttemptAt: ts(30)},
+	}
+	errs, err := h.ts.DeliveryUpdateMany(h.ctx, us)
+	if err != nil || len(errs) != len(us) {
+		t.Fatalf("update many: %v (%d errors for %d updates)", err, len(errs), len(us))
+	}
+	if errs[0] != nil || errs[3] != nil {
+		t.Fatalf("update many: unexpected errors %v", errs)
+	}
+	wantIs(t, "update at another epoch", errs[1], store.ErrFenced)
+	wantIs(t, "update of a missing delivery", errs[2], store.ErrNotFound)
+	want1, want3 := d1, d3
+	want1.Status, want1.Attempts = store.DeliverySucceeded, 1
+	want3.Status, want3.Attempts, want3.LastError, want3.NextAttemptAt = store.DeliveryRetrying, 1, "boom", ts(30)
+	wantDelivery(t, "first update", h.get("s1", "d1"), want1)
+	wantDelivery(t, "fenced update leaves it", h.get("s1", "d2"), d2)
+	wantDelivery(t, "last update", h.get("s1", "d3"), want3)
+	if errs, err := h.ts.DeliveryUpdateMany(h.ctx, nil); err != nil || len(errs) != 0 {
+		t.Fatalf("update none: %v %v", errs, err)
+	}
+}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// maxCompletions bounds the delivery updates one transaction carries.
+const maxCompletions = 256
+
+// completer applies the delivery updates that carry no writes (a function
+// that returned nothing, a failed or retried attempt, a webhook's running
+// mark) in shared transactions: while one transaction is under way the
+// next updates queue, and the next transaction takes them all. A lone
+// update waits for nothing.
+type completer struct {
+	st   store.Store
+	reqs chan completion
+
+	mu      sync.Mutex
+	stopped bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// completion is one queued update and where its outcome goes.
+type completion struct {
+	u    store.DeliveryUpdate
+	done chan error
+}
+
+// errCompleterStopped reports an update queued after the engine closed.
+var errCompleterStopped = errors.New("engine: delivery updates stopped")
+
+func newCompleter(st store.Store) *completer {
+	c := &completer{st: st, reqs: make(chan completion, maxCompletions)}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Go(func() { c.run(ctx) })
+	return c
+}
+
+// update applies u in the next shared transaction and returns its own
+// outcome (nil, or wrapping store.ErrFenced or store.ErrNotFound).
+func (c *completer) update(ctx context.Context, u store.DeliveryUpdate) error {
+	req := completion{u: u, done: make(chan error, 1)}
+	if err := c.enqueue(ctx, req); err != nil {
+		return err
+	}
+	return <-req.done
+}
+
+// enqueue queues req unless the completer stopped; holding the lock
+// while sending means nothing is queued after stop drained the queue.
+func (c *completer) enqueue(ctx context.Context, req completion) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return errCompleterStopped
+	}
+	select {
+	case c.reqs <- req:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop ends the completer once the updates queued so far are applied.
+func (c *completer) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+}
+
+// run applies queued updates until stopped, then answers whatever is
+// left with errCompleterStopped.
+func (c *completer) run(ctx context.Context) {
+	for {
+		select {
+		case req := <-c.reqs:
+			c.flush(append(make([]completion, 0, maxCompletions), req))
+		case <-ctx.Done():
+			for {
+				select {
+				case req := <-c.reqs:
+					req.done <- errCompleterStopped
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// flush applies batch and whatever else is queued, up to maxCompletions.
+func (c *completer) flush(batch []completion) {
+	for len(batch) < maxCompletions {
+		select {
+		case req := <-c.reqs:
+			batch = append(batch, req)
+			continue
+		default:
+		}
+		break
+	}
+	us := make([]store.DeliveryUpdate, len(batch))
+	for i, req := range batch {
+		us[i] = req.u
+	}
+	errs, err := c.st.DeliveryUpdateMany(context.Background(), us)
+	for i, req := range batch {
+		if err != nil {
+			req.done <- err
+			continue
+		}
+		req.done <- errs[i]
+	}
+}
