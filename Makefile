@@ -71,9 +71,17 @@ fuzz: ## run every fuzz target for FUZZTIME (default 30s) each
 		done; \
 	done
 
-.PHONY: bench
-bench: ## run the benchmarks (BENCH=regexp to choose)
+.PHONY: bench-go
+bench-go: ## run the in-repo Go benchmarks (BENCH=regexp to choose)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+.PHONY: bench
+bench: ## eddy against NATS, etcd and raw PostgreSQL (bench/, <10 min; EDDYBENCH_FLAGS)
+	cd bench && $(GO) run ./cmd/eddybench $(EDDYBENCH_FLAGS)
+
+.PHONY: bench-quick
+bench-quick: ## the same comparison with smaller sizes (<2 min)
+	cd bench && $(GO) run ./cmd/eddybench -quick $(EDDYBENCH_FLAGS)
 
 .PHONY: clean
 clean: ## remove build output and test caches (keeps ./eddy-data)

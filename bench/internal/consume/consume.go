@@ -1,0 +1,113 @@
+// Package consume is scenario 2, commit to consumer: the latency from a
+// write call to the start of what consumes it, at one steady rate. For
+// eddy that is a trigger's in-process (go) function starting (on SQLite
+// and on PostgreSQL); for JetStream, a synchronous publish to a file
+// stream and a durable consumer with a filter subject receiving the
+// message, once pull (Consume) and once push (a deliver subject).
+package consume
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/bench/internal/report"
+)
+
+// rate is the steady rate of every system, in commits per second.
+const rate = 200
+
+// syncName is the JetStream run with an fsync per message, like eddy's
+// commits (no target: for comparison at equal durability).
+const syncName = "JetStream pull, fsync always"
+
+// warm is the number of warm-up messages before the measured ones.
+const warm = 50
+
+// system sends message i (after p.send(i)) to a consumer that calls
+// p.receive(i); setup wires it and returns the send and a cleanup.
+type system struct {
+	name  string
+	setup func(ctx context.Context, c harness.Config, p *probe) (send func(ctx context.Context, i int) error, done func() error, err error)
+}
+
+// Run measures every system at the same rate and compares.
+func Run(ctx context.Context, c harness.Config) (report.Section, error) {
+	n := harness.Pick(c, 300, 2000)
+	sec := report.Section{Title: "Commit to consumer (latency, ms)"}
+	systems := []system{
+		{"eddy (SQLite)", eddySetup(harness.SQLite)},
+		{"eddy (PostgreSQL)", eddySetup(harness.Postgres)},
+		{"JetStream pull consumer", jetStreamSetup(false, false)},
+		{"JetStream push consumer", jetStreamSetup(true, false)},
+		{syncName, jetStreamSetup(false, true)},
+	}
+	p50, p99 := map[string]float64{}, map[string]float64{}
+	var acks []string
+	for _, s := range systems {
+		c.Log.Info("commit to consumer", "system", s.name)
+		var ds, fromAck []time.Duration
+		err := harness.Labeled(ctx, "system", s.name, func(ctx context.Context) (err error) {
+			ds, fromAck, err = measure(ctx, c, s, n)
+			return err
+		})
+		if err != nil {
+			return sec, fmt.Errorf("commit to consumer: %s: %w", s.name, err)
+		}
+		p50[s.name], p99[s.name] = harness.Quantile(ds, 0.5), harness.Quantile(ds, 0.99)
+		acks = append(acks, fmt.Sprintf("%s %s/%s ms", s.name,
+			report.Num(harness.Quantile(fromAck, 0.5)), report.Num(harness.Quantile(fromAck, 0.99))))
+	}
+	for _, e := range systems[:2] {
+		for _, peer := range systems[2:] {
+			row := func(q string, m map[string]float64) report.Row {
+				return report.Row{Measure: q, Unit: "ms", Lower: true, Eddy: e.name, EddyVal: m[e.name], Peer: peer.name, PeerVal: m[peer.name]}
+			}
+			if peer.name == syncName {
+				sec.Rows = append(sec.Rows, row("p50", p50), row("p99", p99))
+				continue
+			}
+			sec.Rows = append(sec.Rows, row("p50", p50), row("p99", p99).RatioAtMost(1, "≤ 1× (p99 ≤ JetStream's)"))
+		}
+	}
+	sec.Notes = []string{
+		fmt.Sprintf("%d commits at %d/s per system after %d warm-up ones; latency runs from just before the write (eddy Log.Write, JetStream Publish waiting for its ack) to the first line of the consumer.", n, rate, warm),
+		"eddy: a trigger on type item with delivery ordering none, concurrency 16, calling a registered go handler. eddy's engine polls each space every second besides being woken by the commit.",
+		"From the write's return instead (p50/p99, negative when the consumer starts before the ack): " + strings.Join(acks, ", ") + ".",
+		"JetStream: file storage with default sync (no fsync per message) unless marked fsync always (sync_interval: always), one stream, durable consumers with a filter subject and explicit acks (the handler acks after noting the time).",
+	}
+	return sec, nil
+}
+
+// measure runs one system: warm-up, then n paced messages, and returns
+// their latencies from the send and from the send's return.
+func measure(ctx context.Context, c harness.Config, s system, n int) (fromSend, fromAck []time.Duration, err error) {
+	p := newProbe(warm, n)
+	send, done, err := s.setup(ctx, c, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
+	paced := func(from, to int) error {
+		return harness.Paced(ctx, rate, to-from, func(i int) error {
+			p.send(from + i)
+			defer p.ack(from + i)
+			return send(ctx, from+i)
+		})
+	}
+	if err := paced(0, warm); err != nil {
+		return nil, nil, err
+	}
+	if err := p.wait(ctx, 0, warm, 30*time.Second); err != nil {
+		return nil, nil, fmt.Errorf("warm-up: %w", err)
+	}
+	if err := paced(warm, warm+n); err != nil {
+		return nil, nil, err
+	}
+	if err := p.wait(ctx, warm, warm+n, 10*time.Second); err != nil {
+		return nil, nil, err
+	}
+	return p.latencies(), p.afterAck(), nil
+}

@@ -1,0 +1,90 @@
+// Package fanout is scenario 3, watch fan-out: 1,000 and 10,000 watchers
+// of one space (eddy's ndjson stream, served by server.New on SQLite)
+// against as many etcd watchers of one key prefix, with the clients in a
+// child process (each side's sockets count against its own open-file
+// limit). It reports, per watcher count, the latency from the start of
+// a commit to each watcher reading it (p50, p99), to the last watcher
+// reading it (p50, p99 over commits), and the server's memory per idle
+// watcher.
+package fanout
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/bench/internal/report"
+)
+
+// Targets of issue 5 at 10,000 watchers.
+const (
+	maxAllP99  = 100 // ms, commit to all watchers
+	maxKiB     = 16  // per idle watcher
+	maxOfEtcd  = 2.0 // per-watcher memory against etcd's
+	fdReserve  = 200 // descriptors kept for everything but the sockets
+	targetSize = 10_000
+)
+
+// Run measures both systems at every watcher count.
+func Run(ctx context.Context, c harness.Config) (report.Section, error) {
+	sec := report.Section{Title: "Watch fan-out"}
+	l := load{rate: 5, commits: harness.Pick(c, 10, 25)}
+	limit := int(harness.FileLimit()) - fdReserve
+	for _, n := range []int{1000, targetSize} {
+		if n > limit {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%d watchers capped at %d by the open-file limit.", n, limit))
+			n = limit
+		}
+		c.Log.Info("watch fan-out", "system", "eddy", "watchers", n)
+		var e, x figures
+		err := harness.Labeled(ctx, "system", fmt.Sprintf("eddy %d", n), func(ctx context.Context) (err error) {
+			e, err = eddyFigures(ctx, c, n, l)
+			return err
+		})
+		if err != nil {
+			return sec, fmt.Errorf("watch fan-out: eddy, %d watchers: %w", n, err)
+		}
+		c.Log.Info("watch fan-out", "system", "etcd", "watchers", n)
+		err = harness.Labeled(ctx, "system", fmt.Sprintf("etcd %d", n), func(ctx context.Context) (err error) {
+			x, err = etcdFigures(ctx, c, n, l)
+			return err
+		})
+		if err != nil {
+			return sec, fmt.Errorf("watch fan-out: etcd, %d watchers: %w", n, err)
+		}
+		sec.Rows = append(sec.Rows, rows(n, e, x)...)
+		if e.Missing > 0 || x.Missing > 0 {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("%d watchers: %d eddy and %d etcd watchers missed rows.", n, e.Missing, x.Missing))
+		}
+	}
+	sec.Notes = append(sec.Notes,
+		fmt.Sprintf("%d commits at %d/s after the watchers are open; latency from just before the write (eddy Log.Write, etcd's in-process Put) to a watcher reading the row; \"all\" is per commit, to its last watcher.", l.commits, l.rate),
+		"eddy: one HTTP/1.1 connection per watcher, GET .../changes?watch=1 with a bearer token.",
+		fmt.Sprintf("etcd: one watch per watcher, each on its own gRPC watch stream, over %d client connections (a connection per watcher would add its HTTP/2 transport).", etcdConns),
+		"Memory: growth of this (server) process's Go heap plus stacks, and of its RSS, from before the clients connect to when every watcher is open and idle, divided by the watchers.",
+	)
+	return sec, nil
+}
+
+// rows compares eddy's figures e with etcd's x at n watchers.
+func rows(n int, e, x figures) []report.Row {
+	label := report.Num(float64(n)) + " watchers, "
+	row := func(measure, unit string, ev, xv float64) report.Row {
+		return report.Row{Measure: label + measure, Unit: unit, Lower: true, Eddy: "eddy watch", EddyVal: ev, Peer: "etcd watch", PeerVal: xv}
+	}
+	all := row("commit to all watchers p99", "ms", e.AllP99, x.AllP99)
+	mem := row("memory per idle watcher", "KiB", e.GoKiB, x.GoKiB)
+	if n >= targetSize {
+		all = all.EddyAtMost(maxAllP99, fmt.Sprintf("< %d ms", maxAllP99))
+		mem.Target = fmt.Sprintf("≤ %d KiB and ≤ %.0f× etcd", maxKiB, maxOfEtcd)
+		met := e.GoKiB <= maxKiB && mem.Ratio() <= maxOfEtcd
+		mem.Met = &met
+	}
+	return []report.Row{
+		row("delivery p50", "ms", e.P50, x.P50),
+		row("delivery p99", "ms", e.P99, x.P99),
+		row("commit to all watchers p50", "ms", e.AllP50, x.AllP50),
+		all, mem,
+		row("RSS per idle watcher", "KiB", e.RSSKiB, x.RSSKiB),
+	}
+}

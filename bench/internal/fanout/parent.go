@@ -1,0 +1,138 @@
+package fanout
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+
+	"github.com/eddy-run/eddy/bench/internal/harness"
+)
+
+// figures is one system's result at one watcher count.
+type figures struct {
+	result
+	// GoKiB and RSSKiB are the server's memory per idle watcher.
+	GoKiB, RSSKiB float64
+}
+
+// commit appends one change the watchers see and returns its seq (eddy)
+// or revision (etcd).
+type commit func(ctx context.Context, i int) (int64, error)
+
+// load is how hard the parent writes while the watchers listen.
+type load struct{ rate, commits int }
+
+// drive starts the child with env, waits for its watchers, measures the
+// memory they cost this process, commits at the load's rate, tells the
+// child when each commit started and returns what it measured.
+func drive(ctx context.Context, c harness.Config, env []string, n int, l load, write commit) (figures, error) {
+	before := harness.MemNow()
+	cmd := exec.CommandContext(ctx, c.Self)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return figures{}, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return figures{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return figures{}, fmt.Errorf("start watch clients: %w", err)
+	}
+	defer func() { in.Close(); _ = cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	if _, err := expect(out, "ready"); err != nil {
+		return figures{}, err
+	}
+	var f figures
+	f.GoKiB, f.RSSKiB = before.PerItem(harness.MemNow(), n)
+	f.GoKiB, f.RSSKiB = f.GoKiB/1024, f.RSSKiB/1024
+	var lines strings.Builder
+	var last int64
+	err = harness.Paced(ctx, l.rate, l.commits, func(i int) error {
+		t0 := time.Now().UnixNano()
+		seq, err := write(ctx, i)
+		fmt.Fprintf(&lines, "t %d %d\n", seq, t0)
+		last = seq
+		return err
+	})
+	if err != nil {
+		return f, err
+	}
+	fmt.Fprintf(&lines, "end %d\n", last)
+	if _, err := io.WriteString(in, lines.String()); err != nil {
+		return f, fmt.Errorf("watch clients: %w", err)
+	}
+	j, err := expect(out, "result ")
+	if err != nil {
+		return f, err
+	}
+	return f, json.Unmarshal([]byte(j), &f.result)
+}
+
+// expect reads the child's lines until one starting with prefix and
+// returns the rest of it.
+func expect(out *bufio.Reader, prefix string) (string, error) {
+	for {
+		l, err := out.ReadString('\n')
+		if err != nil {
+			return "", fmt.Errorf("watch clients ended before %q: %w", prefix, err)
+		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), prefix); ok {
+			return rest, nil
+		}
+	}
+}
+
+// eddyFigures serves eddy on SQLite and watches Space with n streams.
+func eddyFigures(ctx context.Context, c harness.Config, n int, l load) (figures, error) {
+	e, err := harness.OpenEddy(ctx, c, harness.SQLite)
+	if err != nil {
+		return figures{}, err
+	}
+	defer e.Close()
+	srv, err := e.Serve(ctx)
+	if err != nil {
+		return figures{}, err
+	}
+	defer srv.Stop()
+	env := []string{envClient + "=eddy", envAddr + "=" + strings.TrimPrefix(srv.URL, "http://"), envToken + "=" + srv.Token,
+		envWatchers + "=" + strconv.Itoa(n)}
+	return drive(ctx, c, env, n, l, func(ctx context.Context, i int) (int64, error) {
+		return e.Put(ctx, "task", "t"+strconv.Itoa(i), []byte(`{"v":1}`))
+	})
+}
+
+// etcdConns is how many client connections the etcd watchers share.
+const etcdConns = 16
+
+// etcdFigures starts etcd and watches prefix with n watchers; commits
+// are puts through the embedded server's API, in process like eddy's.
+func etcdFigures(ctx context.Context, c harness.Config, n int, l load) (figures, error) {
+	x, err := harness.StartEtcd(c)
+	if err != nil {
+		return figures{}, err
+	}
+	defer x.Close()
+	env := []string{envClient + "=etcd", envAddr + "=" + strings.TrimPrefix(x.Endpoint, "http://"),
+		envWatchers + "=" + strconv.Itoa(n), envConns + "=" + strconv.Itoa(etcdConns)}
+	return drive(ctx, c, env, n, l, func(ctx context.Context, i int) (int64, error) {
+		res, err := x.Server.Server.Put(ctx, &pb.PutRequest{Key: []byte(prefix + strconv.Itoa(i)), Value: []byte(`{"v":1}`)})
+		if err != nil {
+			return 0, errors.Join(errors.New("etcd put"), err)
+		}
+		return res.Header.Revision, nil
+	})
+}

@@ -1,0 +1,88 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/store"
+)
+
+// Served is eddy's HTTP API (server.New, as `eddy serve` wires it) on a
+// loopback port.
+type Served struct {
+	// URL is the base URL, http://127.0.0.1:PORT.
+	URL string
+	// Token is an admin token's secret.
+	Token string
+	srv   *http.Server
+}
+
+// Serve starts eddy's HTTP API with an admin token. Stop it before
+// closing e.
+func (e *Eddy) Serve(ctx context.Context) (*Served, error) {
+	_, secret, err := e.Auth().Create(ctx, auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin})
+	if err != nil {
+		return nil, fmt.Errorf("eddy: create token: %w", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("eddy: listen: %w", err)
+	}
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(),
+		Engine: e.Engine(), Logger: Discard(), Version: "bench", Metrics: e.Telemetry()}).Handler()
+	s := &Served{URL: "http://" + l.Addr().String(), Token: secret, srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}}
+	go func() { _ = s.srv.Serve(l) }()
+	return s, nil
+}
+
+// WatchPath is the path of the watch stream of Space from seq from
+// (exclusive; negative for the head).
+func WatchPath(from int64) string {
+	if from < 0 {
+		return "/api/v1/spaces/" + Space + "/changes?watch=1"
+	}
+	return fmt.Sprintf("/api/v1/spaces/%s/changes?watch=1&from=%d", Space, from)
+}
+
+// Stop closes the listener and the connections not taken over by the
+// watch hub (those end when eddy closes).
+func (s *Served) Stop() error { return s.srv.Close() }
+
+// Define saves a function or a trigger ("function" or "trigger") of
+// Space from its JSON.
+func (e *Eddy) Define(ctx context.Context, kind, name, def string) error {
+	var err error
+	if kind == "function" {
+		_, _, err = e.Definitions().PutFunction(ctx, Space, name, []byte(def))
+	} else {
+		_, _, err = e.Definitions().PutTrigger(ctx, Space, name, []byte(def))
+	}
+	if err != nil {
+		return fmt.Errorf("eddy: put %s %s: %w", kind, name, err)
+	}
+	return nil
+}
+
+// WaitCursor polls the trigger's cursor until it reaches seq or ctx ends.
+func (e *Eddy) WaitCursor(ctx context.Context, trigger string, seq int64) error {
+	for {
+		st, err := e.Store().TriggerStateGet(ctx, Space, trigger)
+		switch {
+		case err == nil && st.Cursor >= seq:
+			return nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("eddy: trigger state: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("eddy: trigger %s waiting for %d: %w", trigger, seq, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
