@@ -32,9 +32,16 @@ type dispatcher struct {
 	resyncAt uint64 // clock value of the last requested resync, 0 if none
 
 	wakeCh chan struct{}
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// cancel stops starting attempts; abort cancels the ones under way
+	// (when they outlast drainTimeout).
+	cancel, abort context.CancelFunc
+	wg            sync.WaitGroup
 }
+
+// drainTimeout bounds how long stopping a dispatcher lets the attempts
+// under way finish: a clean hand-over (shutdown, a lease released to
+// balance) then runs no function twice.
+const drainTimeout = 10 * time.Second
 
 // runConfig is what a delivery runs with: the trigger and function as
 // of the last lease round, and the lease epoch fencing its writes.
@@ -65,17 +72,31 @@ func newDispatcher(sr *spaceRun, name string) *dispatcher {
 // start loads the trigger's open deliveries and starts dispatching.
 func (d *dispatcher) start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
+	runCtx, abort := context.WithCancel(context.Background())
+	d.cancel, d.abort = cancel, abort
 	d.resync()
-	d.wg.Go(func() { d.loop(ctx) })
+	d.wg.Go(func() { d.loop(ctx, runCtx) })
 }
 
-// stop ends dispatching and waits for the deliveries under way.
+// stop ends dispatching and lets the attempts under way finish, for at
+// most drainTimeout; then it cancels them and waits.
 func (d *dispatcher) stop() {
-	if d.cancel != nil {
-		d.cancel()
+	if d.cancel == nil {
+		return
 	}
-	d.wg.Wait()
+	d.cancel()
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
+		d.abort()
+		<-done
+	}
+	d.abort()
 }
 
 func (d *dispatcher) configure(def *triggers.Trigger, fn *runtime.Function, epoch int64) {
@@ -136,15 +157,16 @@ func (d *dispatcher) sortQueue() {
 	})
 }
 
-// loop starts runnable deliveries whenever woken or a retry comes due.
-func (d *dispatcher) loop(ctx context.Context) {
+// loop starts runnable deliveries, with runCtx, whenever woken or a
+// retry comes due, until ctx ends.
+func (d *dispatcher) loop(ctx, runCtx context.Context) {
 	for ctx.Err() == nil {
 		if d.needResync() {
 			if err := d.load(ctx); err != nil && ctx.Err() == nil {
 				d.sr.e.logger.Warn("engine: load deliveries", "space", d.sr.id, "trigger", d.name, "err", err)
 			}
 		}
-		next := d.pass(ctx)
+		next := d.pass(runCtx)
 		wait := d.sr.e.opts.Poll
 		if !next.IsZero() {
 			wait = min(wait, max(time.Until(next), time.Millisecond))
