@@ -26,6 +26,7 @@ var (
 // eachStore runs fn against a SQLite and a PostgreSQL store (whose
 // driver honours the write cache's predictions).
 func eachStore(t *testing.T, fn func(t *testing.T, st store.Store)) {
+	t.Helper()
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		fn(t, openSQLite(t))

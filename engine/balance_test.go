@@ -23,7 +23,7 @@ func TestFairShare(t *testing.T) {
 // The weight is a pure function of its parts, separates them, and its
 // top owner per trigger spreads triggers about evenly.
 func TestWeight(t *testing.T) {
-	if weight("s", "t", "a") != weight("s", "t", "a") {
+	if w1, w2 := weight("s", "t", "a"), weight("s", "t", "a"); w1 != w2 {
 		t.Fatal("weight is not deterministic")
 	}
 	if weight("s", "ab", "c") == weight("s", "a", "bc") {
@@ -148,6 +148,7 @@ type simLease struct {
 const simTTL = 3
 
 func newSim(t *testing.T, n int) *sim {
+	t.Helper()
 	s := &sim{t: t, leases: map[string]*simLease{}, beats: map[string]int{}, since: map[string]map[string]int{}}
 	for i := range n {
 		name := fmt.Sprintf("trigger-%02d", i)

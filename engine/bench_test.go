@@ -33,10 +33,14 @@ type benchEnv struct {
 	reg  *runtime.Registry
 }
 
-func newBenchEnv(b *testing.B) *benchEnv { return newBenchEnvOn(b, "postgres") }
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	return newBenchEnvOn(b, "postgres")
+}
 
 // newBenchEnvOn starts a process on a fresh store of the driver.
 func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
+	b.Helper()
 	var st store.Store
 	var err error
 	if driver == "sqlite" {
@@ -69,6 +73,7 @@ func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
 }
 
 func (e *benchEnv) define(b *testing.B, kind, name, def string) {
+	b.Helper()
 	var err error
 	if kind == "function" {
 		_, _, err = e.defs.PutFunction(b.Context(), space, name, []byte(def))
@@ -119,6 +124,7 @@ func BenchmarkEvaluator(b *testing.B) {
 // waitOwned waits until this process holds the lease of every named
 // trigger, so enabling them starts their evaluation at once.
 func waitOwned(b *testing.B, e *benchEnv, names []string) {
+	b.Helper()
 	for _, name := range names {
 		for {
 			st, err := e.eng.Status(b.Context(), space, name)
@@ -135,6 +141,7 @@ func waitOwned(b *testing.B, e *benchEnv, names []string) {
 
 // populate writes n item rows, k = i % 100, in batches.
 func populate(b *testing.B, e *benchEnv, n int) {
+	b.Helper()
 	const batch = 500
 	for i := 0; i < n; i += batch {
 		ms := make([]changelog.Mutation, 0, batch)
@@ -150,6 +157,7 @@ func populate(b *testing.B, e *benchEnv, n int) {
 
 // timePull reads the whole log through Pull.
 func timePull(b *testing.B, e *benchEnv) time.Duration {
+	b.Helper()
 	start := time.Now()
 	after := int64(0)
 	for {
@@ -166,6 +174,7 @@ func timePull(b *testing.B, e *benchEnv) time.Duration {
 
 // waitCursors waits until every trigger of round i reached seq.
 func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
+	b.Helper()
 	prefix := fmt.Sprintf("t%d-", i)
 	for {
 		states, err := e.log.Store().TriggerStateList(b.Context(), space)
@@ -210,6 +219,7 @@ func (p *latencyProbe) saw(id string) {
 }
 
 func benchLatency(b *testing.B, driver, kind string) {
+	b.Helper()
 	e := newBenchEnvOn(b, driver)
 	probe := &latencyProbe{started: map[string]time.Time{}}
 	switch kind {

@@ -264,7 +264,7 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input)
 		_, err := a.update(ctx, running)
 		marked <- err
 	}()
-	resp, raw, err := a.send(ctx, c, body)
+	ans, err := a.send(ctx, c, body)
 	if merr := <-marked; merr != nil {
 		// Fenced: the lease or the delivery moved; the outcome is not
 		// this process's to record.
@@ -273,11 +273,7 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input)
 	if ctx.Err() != nil {
 		return store.Delivery{}, ctx.Err()
 	}
-	status, header := 0, http.Header(nil)
-	if resp != nil {
-		status, header = resp.StatusCode, resp.Header
-	}
-	return a.answered(ctx, c, runtime.ClassifyAt(status, header, err, a.e.now()), raw)
+	return a.answered(ctx, c, runtime.ClassifyAt(ans.status, ans.header, err, a.e.now()), ans.body)
 }
 
 // answered records what a webhook's answer means.
@@ -302,17 +298,17 @@ func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Deci
 // send posts body to the webhook with Standard Webhooks headers and the
 // Eddy-Cause token, and reads at most runtime.MaxResponseBytes of the
 // answer.
-func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (*http.Response, []byte, error) {
+func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.fn.URL, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if err := runtime.SetHeaders(req.Header, a.cfg.fn.Secret, a.d.ID, time.Now(), body); err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	if token, err := a.causeToken(ctx, c); err == nil {
 		req.Header.Set("Eddy-Cause", token)
@@ -321,14 +317,21 @@ func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (*http.
 	}
 	resp, err := a.e.opts.Client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(runtime.MaxResponseBytes)+1))
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	return resp, raw, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: raw}, nil
+}
+
+// answer is what a webhook answered.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
 }
 
 // causeToken mints the token a webhook sends back in Eddy-Cause so its

@@ -27,6 +27,7 @@ type opener func(t *testing.T) store.Store
 
 // bothDrivers runs fn on SQLite and on PostgreSQL.
 func bothDrivers(t *testing.T, fn func(t *testing.T, open opener)) {
+	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, openSQLite) })
 	t.Run("postgres", func(t *testing.T) { fn(t, openPostgres(pgtest.NewDatabase(t))) })
 }

@@ -34,6 +34,7 @@ type cluster struct {
 // newCluster starts a process per owner and saves the triggers through
 // the first one.
 func newCluster(t *testing.T, owners ...string) *cluster {
+	t.Helper()
 	open := openPostgres(pgtest.NewDatabase(t))
 	c := &cluster{t: t, procs: map[string]*env{}, runs: map[string]int{}}
 	for _, o := range owners {

@@ -31,6 +31,7 @@ type hook struct {
 }
 
 func newHook(t *testing.T, answers ...func(w http.ResponseWriter)) *hook {
+	t.Helper()
 	h := &hook{answers: answers}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

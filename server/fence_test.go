@@ -67,7 +67,7 @@ func (e *env) fenceAt(t *testing.T, q string) engine.FenceResult {
 // result.
 func (e *env) fenceQuietly(q string) engine.FenceResult {
 	var res engine.FenceResult
-	hr, err := http.NewRequest("GET", e.srv.URL+"/api/v1/spaces/default/fence?"+q, nil)
+	hr, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/spaces/default/fence?"+q, nil)
 	if err != nil {
 		return res
 	}

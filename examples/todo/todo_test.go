@@ -63,6 +63,7 @@ func TestTodoExample(t *testing.T) {
 // start opens eddy on a temporary directory with a fast engine, serves
 // its API and the receiver, and applies eddy.yaml.
 func start(t *testing.T) *example {
+	t.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e, err := eddy.Open(ctx, eddy.Config{

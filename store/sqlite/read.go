@@ -211,7 +211,7 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 	var raws []rowcodec.RawCommit
 	for rows.Next() {
 		var raw rowcodec.RawCommit
-		raw.Commit.Row, err = scanRow(rows, &raw.Receipt, &raw.Provenance, &raw.Changes)
+		raw.Row, err = scanRow(rows, &raw.Receipt, &raw.Provenance, &raw.Changes)
 		if err != nil {
 			return nil, wrap("commits", err)
 		}

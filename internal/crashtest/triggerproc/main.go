@@ -26,13 +26,15 @@ func main() {
 	data := flag.String("data", "", "data directory")
 	owner := flag.String("owner", "", "lease owner name")
 	flag.Parse()
-	if err := run(*dsn, *data, *owner); err != nil {
+	if err := start(*dsn, *data, *owner); err != nil {
 		fmt.Fprintln(os.Stderr, "triggerproc:", err)
 		os.Exit(1)
 	}
+	select {} // until killed
 }
 
-func run(dsn, data, owner string) error {
+// start opens eddy with its engine running and registers the handler.
+func start(dsn, data, owner string) error {
 	ctx := context.Background()
 	e, err := eddy.Open(ctx, eddy.Config{DataDir: data, DatabaseURL: dsn,
 		Logger: slog.New(slog.DiscardHandler),
@@ -47,8 +49,5 @@ func run(dsn, data, owner string) error {
 		patch, _ := json.Marshal(map[string]any{"stamped": in.Row.Seq})
 		return []changelog.Mutation{{Op: changelog.OpPatch, Type: "task", EntityID: in.Row.EntityID, Patch: patch}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	select {} // until killed
+	return err
 }
