@@ -16,6 +16,19 @@ func (l *Log) Pull(ctx context.Context, space string, after int64, limit int) (P
 	return l.PullWith(ctx, space, after, limit, PullOptions{})
 }
 
+// Commit returns the whole commit seq, which the caller knows to be in
+// 1..head: a *HistoryUnavailableError when it was pruned.
+func (l *Log) Commit(ctx context.Context, space string, seq int64) (store.Commit, error) {
+	page, err := l.Pull(ctx, space, seq-1, 1)
+	if err != nil {
+		return store.Commit{}, err
+	}
+	if len(page.Commits) == 0 || page.Commits[0].Seq != seq {
+		return store.Commit{}, fmt.Errorf("read commit %d of %s: missing", seq, space)
+	}
+	return page.Commits[0], nil
+}
+
 // PullOptions tune PullWith.
 type PullOptions struct {
 	// NoReceipts leaves every commit's Receipt zero, for readers with no

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -111,14 +110,7 @@ func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.
 		return store.Commit{}, problem.New(problem.BadRequest, "seq: %d is not a committed seq (want 1..%d)", seq, sp.Head).
 			With("field", "seq").With("head", sp.Head)
 	}
-	page, err := s.log.Pull(ctx, space, seq-1, 1)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	if len(page.Commits) == 0 || page.Commits[0].Seq != seq {
-		return store.Commit{}, fmt.Errorf("pull seq %d: commit missing", seq)
-	}
-	return page.Commits[0], nil
+	return s.log.Commit(ctx, space, seq)
 }
 
 // webhookRequest builds what a delivery of in to the webhook f would send.

@@ -1,12 +1,9 @@
 package definitions
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -91,14 +88,8 @@ func (s *Service) latestCommit(ctx context.Context, space string, key store.Enti
 	if err != nil {
 		return store.Commit{}, store.Record{}, err
 	}
-	page, err := s.log.Pull(ctx, space, rec.Version-1, 1)
-	if err != nil {
-		return store.Commit{}, store.Record{}, err
-	}
-	if len(page.Commits) == 0 || page.Commits[0].Seq != rec.Version {
-		return store.Commit{}, store.Record{}, fmt.Errorf("pull seq %d: commit missing", rec.Version)
-	}
-	return page.Commits[0], rec, nil
+	c, err := s.log.Commit(ctx, space, rec.Version)
+	return c, rec, err
 }
 
 // beforeOf returns the before-image of key in the commit c (nil if c did
@@ -156,37 +147,22 @@ func callWebhook(ctx context.Context, f *runtime.Function, id, causeToken string
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("webhook request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Eddy-Cause", causeToken)
-	// The receiver checks the timestamp against its own clock.
-	if err := runtime.SetHeaders(req.Header, f.Secret, id, time.Now(), body); err != nil {
-		return nil, err
-	}
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = runtime.DefaultTimeout
 	}
-	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	ans, err := f.Post(ctx, http.DefaultClient, id, causeToken, body, nil, timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, problem.New(problem.Unprocessable, "webhook failed: %s", err.Error()).With("error", err.Error())
 	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(runtime.MaxResponseBytes)+1))
-	if err != nil {
-		return nil, problem.New(problem.Unprocessable, "webhook answer: %s", err.Error()).With("error", err.Error())
+	if ans.Status < 200 || ans.Status > 299 {
+		return nil, problem.New(problem.Unprocessable, "webhook answered %d", ans.Status).
+			With("status", ans.Status)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, problem.New(problem.Unprocessable, "webhook answered %d", resp.StatusCode).
-			With("status", resp.StatusCode)
-	}
-	ms, err := runtime.DecodeResponse(raw)
+	ms, err := runtime.DecodeResponse(ans.Body)
 	if err == nil {
 		err = f.CheckWrites(ms)
 	}

@@ -43,14 +43,12 @@ func (e *Engine) catalog(ctx context.Context, space string) (*catalog, error) {
 		return nil, fmt.Errorf("list functions of %s: %w", space, err)
 	}
 	for _, d := range ts {
-		v, err := e.defs.parse(space, store.DefTrigger, d, func(name string, raw []byte) (any, error) {
-			return triggers.ParseTrigger(name, raw)
-		})
+		t, err := e.parseTrigger(space, d)
 		if err != nil {
 			e.logger.Error("engine: stored trigger does not parse", "space", space, "trigger", d.Name, "err", err)
 			continue
 		}
-		cat.triggers[d.Name] = v.(*triggers.Trigger)
+		cat.triggers[d.Name] = t
 	}
 	for _, d := range fs {
 		v, err := e.defs.parse(space, store.DefFunction, d, func(name string, raw []byte) (any, error) {
@@ -63,6 +61,17 @@ func (e *Engine) catalog(ctx context.Context, space string) (*catalog, error) {
 		cat.functions[d.Name] = v.(*runtime.Function)
 	}
 	return cat, nil
+}
+
+// parseTrigger returns the parsed stored trigger d, cached.
+func (e *Engine) parseTrigger(space string, d store.Definition) (*triggers.Trigger, error) {
+	v, err := e.defs.parse(space, store.DefTrigger, d, func(name string, raw []byte) (any, error) {
+		return triggers.ParseTrigger(name, raw)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*triggers.Trigger), nil
 }
 
 // parse returns the cached parse of d, parsing it when its bytes changed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,7 +154,7 @@ func (d *dispatcher) sortQueue() {
 		if a.d.Seq != b.d.Seq {
 			return int(a.d.Seq - b.d.Seq)
 		}
-		return cmpString(a.d.ID, b.d.ID)
+		return strings.Compare(a.d.ID, b.d.ID)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -229,7 +230,7 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 		})
 		parks = append(parks, b.parks...)
 	}
-	slices.SortFunc(advances, func(a, b store.Advance) int { return cmpString(a.Trigger, b.Trigger) })
+	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
 	var err error
 	if len(parks) == 0 {
 		err = sr.e.st.TriggerAdvance(ctx, sr.id, advances)
@@ -303,16 +304,6 @@ func (sr *spaceRun) skipPruned(ctx context.Context, active map[string]*trig, hor
 	}
 	sr.finish(batches, nil, 0, 0)
 	return true, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // newDeliveryID returns a fresh delivery id: "dlv_" and 16 random

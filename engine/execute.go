@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -95,7 +93,7 @@ func (a *attempt) causeCommit(ctx context.Context) (store.Commit, error) {
 	if a.c != nil && a.c.Seq == a.d.Seq {
 		return *a.c, nil
 	}
-	return a.e.commitAt(ctx, a.space, a.d.Seq)
+	return a.e.log.Commit(ctx, a.space, a.d.Seq)
 }
 
 // callInProcess runs an expr or go function.
@@ -235,18 +233,6 @@ func rejectionText(r *store.Receipt) string {
 	return fmt.Sprintf("action rejected: %s: %s", r.Reason.Code, r.Reason.Message)
 }
 
-// commitAt reads the commit seq.
-func (e *Engine) commitAt(ctx context.Context, space string, seq int64) (store.Commit, error) {
-	page, err := e.log.Pull(ctx, space, seq-1, 1)
-	if err != nil {
-		return store.Commit{}, err
-	}
-	if len(page.Commits) == 0 || page.Commits[0].Seq != seq {
-		return store.Commit{}, fmt.Errorf("read commit %d: missing", seq)
-	}
-	return page.Commits[0], nil
-}
-
 // webhook marks the delivery running, sends the signed request with the
 // delivery's cause token and records what the answer means. The running
 // mark is written while the request is under way, so the request does
@@ -273,7 +259,7 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input)
 	if ctx.Err() != nil {
 		return store.Delivery{}, ctx.Err()
 	}
-	return a.answered(ctx, c, runtime.ClassifyAt(ans.status, ans.header, err, a.e.now()), ans.body)
+	return a.answered(ctx, c, runtime.ClassifyAt(ans.Status, ans.Header, err, a.e.now()), ans.Body)
 }
 
 // answered records what a webhook's answer means.
@@ -295,43 +281,16 @@ func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Deci
 	}
 }
 
-// send posts body to the webhook with Standard Webhooks headers and the
-// Eddy-Cause token, and reads at most runtime.MaxResponseBytes of the
-// answer.
-func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.timeout())
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.fn.URL, bytes.NewReader(body))
+// send posts body to the webhook with the delivery's cause token and
+// the trace context.
+func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (runtime.Answer, error) {
+	token, err := a.causeToken(ctx, c)
 	if err != nil {
-		return answer{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	if err := runtime.SetHeaders(req.Header, a.cfg.fn.Secret, a.d.ID, time.Now(), body); err != nil {
-		return answer{}, err
-	}
-	if token, err := a.causeToken(ctx, c); err == nil {
-		req.Header.Set("Eddy-Cause", token)
-	} else {
 		a.e.logger.Warn("engine: cause token", "delivery", a.d.ID, "err", err)
 	}
-	resp, err := a.e.opts.Client.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(runtime.MaxResponseBytes)+1))
-	if err != nil {
-		return answer{}, err
-	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: raw}, nil
-}
-
-// answer is what a webhook answered.
-type answer struct {
-	status int
-	header http.Header
-	body   []byte
+	trace := http.Header{}
+	traceContext.Inject(ctx, propagation.HeaderCarrier(trace))
+	return a.cfg.fn.Post(ctx, a.e.opts.Client, a.d.ID, token, body, trace, a.timeout())
 }
 
 // causeToken mints the token a webhook sends back in Eddy-Cause so its

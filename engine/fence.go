@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/eddy-run/eddy/problem"
@@ -72,7 +73,7 @@ func (e *Engine) fenceTriggers(ctx context.Context, space string, names []string
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b *triggers.Trigger) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *triggers.Trigger) int { return strings.Compare(a.Name, b.Name) })
 	return slices.CompactFunc(out, func(a, b *triggers.Trigger) bool { return a.Name == b.Name }), nil
 }
 

@@ -25,13 +25,11 @@ func (e *Engine) trigger(ctx context.Context, space, name string) (*triggers.Tri
 	if err != nil {
 		return nil, fmt.Errorf("trigger %s: %w", name, err)
 	}
-	v, err := e.defs.parse(space, store.DefTrigger, d, func(name string, raw []byte) (any, error) {
-		return triggers.ParseTrigger(name, raw)
-	})
+	t, err := e.parseTrigger(space, d)
 	if err != nil {
 		return nil, fmt.Errorf("stored trigger %s does not parse: %w", name, err)
 	}
-	return v.(*triggers.Trigger), nil
+	return t, nil
 }
 
 // state returns a trigger's state, creating it if the trigger has none

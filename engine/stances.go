@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
@@ -24,7 +25,7 @@ func (e *Engine) Stances(ctx context.Context, space string, seq int64) (Stances,
 	if seq < 1 || seq > sp.Head {
 		return Stances{}, problem.New(problem.NotFound, "row %d not found: the head is %d", seq, sp.Head).With("head", sp.Head)
 	}
-	c, err := e.commitAt(ctx, space, seq)
+	c, err := e.log.Commit(ctx, space, seq)
 	var gone *changelog.HistoryUnavailableError
 	if errors.As(err, &gone) {
 		return Stances{}, problem.New(problem.Compacted, "row %d was pruned; the horizon is %d", seq, gone.Horizon).With("horizon", gone.Horizon)
@@ -78,7 +79,7 @@ func (e *Engine) stanceInputs(ctx context.Context, space string, seq int64) (*st
 	for _, t := range cat.triggers {
 		in.triggers = append(in.triggers, t)
 	}
-	slices.SortFunc(in.triggers, func(a, b *triggers.Trigger) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(in.triggers, func(a, b *triggers.Trigger) int { return strings.Compare(a.Name, b.Name) })
 	return in, nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/eddy-run/eddy/runtime"
 )
 
 // causeHeader carries the delivery's cause token, both on the request
 // eddy sends and on the writes the receiver sends back.
-const causeHeader = "Eddy-Cause"
+const causeHeader = runtime.HeaderCause
 
 // Sweep is the answer of POST /overdue.
 type Sweep struct {
