@@ -15,7 +15,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -83,7 +83,7 @@ type Eddy struct {
 	hub     *watch.Hub
 	defs    *definitions.Service
 	eng     *engine.Engine
-	funcs   *runtime.Registry
+	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
 
 	closeOnce sync.Once
@@ -112,7 +112,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st), funcs: &runtime.Registry{}}
+	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {
@@ -251,7 +251,7 @@ func (e *Eddy) Definitions() *definitions.Service { return e.defs }
 // each handler a function of kind "go" names ({"kind": "go", "handler":
 // "sync-to-crm"}) right after Open. Dry runs call them, and GET answers
 // say whether a go function's handler is "registered".
-func (e *Eddy) Functions() *runtime.Registry { return e.funcs }
+func (e *Eddy) Functions() *functions.Registry { return e.funcs }
 
 // Auth returns the token service.
 func (e *Eddy) Auth() *auth.Service { return e.auth }

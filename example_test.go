@@ -9,7 +9,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -71,7 +71,7 @@ func ExampleEddy_Functions() {
 	}
 	defer e.Close()
 
-	err = e.Functions().Register("sync-to-crm", func(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+	err = e.Functions().Register("sync-to-crm", func(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
 		// A real handler would call the CRM here, honouring ctx.
 		return []changelog.Mutation{{
 			Op: changelog.OpPatch, Type: "task", EntityID: in.Entity.ID,

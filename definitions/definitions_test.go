@@ -14,8 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -56,7 +56,7 @@ type fixture struct {
 	log *changelog.Log
 	svc *Service
 	// handlers are the Go handlers the service sees.
-	handlers *runtime.Registry
+	handlers *functions.Registry
 }
 
 // forEachDriver runs fn once per driver, in parallel subtests.
@@ -75,7 +75,7 @@ func forEachDriver(t *testing.T, fn func(f *fixture)) {
 			if _, err := lg.EnsureSpace(context.Background(), "s"); err != nil {
 				t.Fatal(err)
 			}
-			handlers := &runtime.Registry{}
+			handlers := &functions.Registry{}
 			svc := New(lg, Options{Now: func() time.Time { return clock }, Handlers: handlers})
 			fn(&fixture{t: t, log: lg, svc: svc, handlers: handlers})
 		})
@@ -357,8 +357,8 @@ func TestTestGoFunction(t *testing.T) {
 			t.Fatalf("unregistered: %v (details %v)", pe, pe.Details)
 		}
 
-		var got runtime.Input
-		err = f.handlers.Register("sync-to-crm", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		var got functions.Input
+		err = f.handlers.Register("sync-to-crm", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			got = in
 			return []changelog.Mutation{{Op: changelog.OpPatch, Type: "task", EntityID: in.Entity.ID,
 				Patch: json.RawMessage(`{"synced": true}`)}}, nil
@@ -370,7 +370,7 @@ func TestTestGoFunction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Function != "sync" || res.Kind != runtime.KindGo || res.Seq != seq || len(res.Actions) != 1 || res.Request != nil {
+		if res.Function != "sync" || res.Kind != functions.KindGo || res.Seq != seq || len(res.Actions) != 1 || res.Request != nil {
 			t.Fatalf("result = %+v", res)
 		}
 		if got.Row.Seq != seq || got.Trigger != "on-task" || !got.Now.Equal(clock) || got.Before != nil {
@@ -381,7 +381,7 @@ func TestTestGoFunction(t *testing.T) {
 		}
 
 		f.putFunction("bad", `{"kind": "go", "handler": "crash"}`)
-		err = f.handlers.Register("crash", func(context.Context, runtime.Input) ([]changelog.Mutation, error) { panic("oops") })
+		err = f.handlers.Register("crash", func(context.Context, functions.Input) ([]changelog.Mutation, error) { panic("oops") })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +404,7 @@ func TestGoFunctionRegistered(t *testing.T) {
 		f.putFunction("a", `{"kind": "go", "handler": "known"}`)
 		f.putFunction("b", `{"kind": "go", "handler": "unknown"}`)
 		f.putFunction("c", `{"kind": "expr", "code": "nil"}`)
-		if err := f.handlers.Register("known", func(context.Context, runtime.Input) ([]changelog.Mutation, error) { return nil, nil }); err != nil {
+		if err := f.handlers.Register("known", func(context.Context, functions.Input) ([]changelog.Mutation, error) { return nil, nil }); err != nil {
 			t.Fatal(err)
 		}
 		fs, err := f.svc.Functions(ctx, "s")

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -64,7 +64,7 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 	if p.Trigger != "" && !changelog.ValidTypeName(p.Trigger) {
 		return TestResult{}, problem.New(problem.BadRequest, "trigger: %q is not a valid trigger name", p.Trigger).With("field", "trigger")
 	}
-	if f.Kind == runtime.KindGo && !*f.Registered {
+	if f.Kind == functions.KindGo && !*f.Registered {
 		return TestResult{}, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
 			With("handler", f.Handler)
 	}
@@ -72,12 +72,12 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 	if err != nil {
 		return TestResult{}, err
 	}
-	in := runtime.Input{Row: c.Row, Trigger: p.Trigger, Now: s.now()}
+	in := functions.Input{Row: c.Row, Trigger: p.Trigger, Now: s.now()}
 	if len(c.Changes) > 0 {
 		in.Entity, in.Before = c.Changes[0].After, c.Changes[0].Before
 	}
 	res := TestResult{Function: name, Kind: f.Kind, Seq: p.Seq}
-	if f.Kind == runtime.KindWebhook {
+	if f.Kind == functions.KindWebhook {
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
 	}
@@ -93,8 +93,8 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 }
 
 // run runs an expr or go function.
-func (s *Service) run(ctx context.Context, f *runtime.Function, in runtime.Input) ([]changelog.Mutation, error) {
-	if f.Kind == runtime.KindGo {
+func (s *Service) run(ctx context.Context, f *functions.Function, in functions.Input) ([]changelog.Mutation, error) {
+	if f.Kind == functions.KindGo {
 		return f.RunGo(ctx, s.handlers, in)
 	}
 	return f.RunExpr(ctx, in)
@@ -114,40 +114,40 @@ func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.
 }
 
 // webhookRequest builds what a delivery of in to the webhook f would send.
-func webhookRequest(f *runtime.Function, seq int64, in runtime.Input) (*WebhookRequest, error) {
+func webhookRequest(f *functions.Function, seq int64, in functions.Input) (*WebhookRequest, error) {
 	id := "test_" + strconv.FormatInt(seq, 10)
-	body, err := runtime.BuildRequest(id, in.Row, in.Entity, in.Before)
+	body, err := functions.BuildRequest(id, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return nil, err
 	}
 	h := http.Header{}
-	if err := runtime.SetHeaders(h, "", id, in.Now, body); err != nil {
+	if err := functions.SetHeaders(h, "", id, in.Now, body); err != nil {
 		return nil, err
 	}
 	headers := map[string]string{
-		"content-type":          "application/json",
-		runtime.HeaderID:        h.Get(runtime.HeaderID),
-		runtime.HeaderTimestamp: h.Get(runtime.HeaderTimestamp),
+		"content-type":            "application/json",
+		functions.HeaderID:        h.Get(functions.HeaderID),
+		functions.HeaderTimestamp: h.Get(functions.HeaderTimestamp),
 	}
 	if f.Secret != "" {
-		headers[runtime.HeaderSignature] = redactedSignature
+		headers[functions.HeaderSignature] = redactedSignature
 	}
 	return &WebhookRequest{Method: http.MethodPost, URL: f.URL, Headers: headers, Body: body}, nil
 }
 
 // runError maps a failed run onto the catalogue: unprocessable, with the
-// position of an *runtime.EvalError. A canceled request stays as is.
+// position of an *functions.EvalError. A canceled request stays as is.
 func runError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var ee *runtime.EvalError
+	var ee *functions.EvalError
 	if errors.As(err, &ee) {
 		return problem.New(problem.Unprocessable, "function failed at line %d, column %d: %s", ee.Line, ee.Column, ee.Message).
 			With("position", map[string]int{"line": ee.Line, "column": ee.Column})
 	}
-	if errors.Is(err, runtime.ErrInvalidResult) || errors.Is(err, runtime.ErrTooManyActions) ||
-		errors.Is(err, runtime.ErrUndeclaredWrite) {
+	if errors.Is(err, functions.ErrInvalidResult) || errors.Is(err, functions.ErrTooManyActions) ||
+		errors.Is(err, functions.ErrUndeclaredWrite) {
 		return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
 	}
 	return problem.New(problem.Unprocessable, "function failed: %s", err.Error())

@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
 // PutFunction validates raw as the definition of the function name (see
-// runtime.ParseFunction; an expr function's code is compiled here) and
+// functions.ParseFunction; an expr function's code is compiled here) and
 // stores its canonical form, creating or replacing it. created reports
 // whether it was new. The returned function holds its secret; show
 // clients its Public view.
-func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byte) (f *runtime.Function, created bool, err error) {
+func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byte) (f *functions.Function, created bool, err error) {
 	if err := s.checkSpace(ctx, space); err != nil {
 		return nil, false, err
 	}
-	f, err = runtime.ParseFunction(name, raw)
+	f, err = functions.ParseFunction(name, raw)
 	if err != nil {
 		return nil, false, err
 	}
@@ -36,7 +36,7 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 // Function returns the function name of a space (not_found if absent).
 // A go function's Registered tells whether its handler is registered in
 // this process.
-func (s *Service) Function(ctx context.Context, space, name string) (*runtime.Function, error) {
+func (s *Service) Function(ctx context.Context, space, name string) (*functions.Function, error) {
 	raw, err := s.get(ctx, space, store.DefFunction, name)
 	if err != nil {
 		return nil, err
@@ -50,8 +50,8 @@ func (s *Service) Function(ctx context.Context, space, name string) (*runtime.Fu
 }
 
 // markRegistered sets a go function's Registered from the handlers.
-func (s *Service) markRegistered(f *runtime.Function) {
-	if f.Kind != runtime.KindGo {
+func (s *Service) markRegistered(f *functions.Function) {
+	if f.Kind != functions.KindGo {
 		return
 	}
 	_, ok := s.handlers.Lookup(f.Handler)
@@ -60,7 +60,7 @@ func (s *Service) markRegistered(f *runtime.Function) {
 
 // Functions returns a space's functions ordered by name, go functions
 // marked as in Function.
-func (s *Service) Functions(ctx context.Context, space string) ([]*runtime.Function, error) {
+func (s *Service) Functions(ctx context.Context, space string) ([]*functions.Function, error) {
 	if err := s.checkSpace(ctx, space); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Service) Functions(ctx context.Context, space string) ([]*runtime.Funct
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*runtime.Function, 0, len(ds))
+	out := make([]*functions.Function, 0, len(ds))
 	for _, d := range ds {
 		f, err := parseStoredFunction(d.Name, d.Def)
 		if err != nil {
@@ -144,8 +144,8 @@ func (s *Service) functionWrites(ctx context.Context, space string) (map[string]
 
 // parseStoredFunction parses a stored definition; a failure is an
 // internal error, not the caller's bad request.
-func parseStoredFunction(name string, raw []byte) (*runtime.Function, error) {
-	f, err := runtime.ParseFunction(name, raw)
+func parseStoredFunction(name string, raw []byte) (*functions.Function, error) {
+	f, err := functions.ParseFunction(name, raw)
 	if err != nil {
 		return nil, fmt.Errorf("stored function %s does not parse: %s", name, err.Error())
 	}

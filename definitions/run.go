@@ -10,8 +10,8 @@ import (
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -61,7 +61,7 @@ func (s *Service) Run(ctx context.Context, space, name string, key store.EntityK
 	if err := checkCap(t, d); err != nil {
 		return RunResult{}, err
 	}
-	in := runtime.Input{Row: c.Row, Entity: &rec, Before: beforeOf(c, key), Trigger: name, Now: s.now()}
+	in := functions.Input{Row: c.Row, Entity: &rec, Before: beforeOf(c, key), Trigger: name, Now: s.now()}
 	ms, err := s.runOnce(ctx, f, space, d, in)
 	if err != nil {
 		return RunResult{}, err
@@ -115,9 +115,9 @@ func checkCap(t *triggers.Trigger, d causality.Delivery) error {
 
 // runOnce runs f once on in and returns its actions. A webhook gets the
 // delivery's Eddy-Cause token, like the engine's deliveries.
-func (s *Service) runOnce(ctx context.Context, f *runtime.Function, space string, d causality.Delivery, in runtime.Input) ([]changelog.Mutation, error) {
+func (s *Service) runOnce(ctx context.Context, f *functions.Function, space string, d causality.Delivery, in functions.Input) ([]changelog.Mutation, error) {
 	switch f.Kind {
-	case runtime.KindWebhook:
+	case functions.KindWebhook:
 		key, err := causality.Key(ctx, s.st)
 		if err != nil {
 			return nil, err
@@ -127,7 +127,7 @@ func (s *Service) runOnce(ctx context.Context, f *runtime.Function, space string
 			return nil, err
 		}
 		return callWebhook(ctx, f, d.ID, token, in)
-	case runtime.KindGo:
+	case functions.KindGo:
 		if !*f.Registered {
 			return nil, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
 				With("handler", f.Handler)
@@ -142,14 +142,14 @@ func (s *Service) runOnce(ctx context.Context, f *runtime.Function, space string
 
 // callWebhook sends one signed delivery to the webhook f, without
 // retries, and decodes the actions of a 2xx answer.
-func callWebhook(ctx context.Context, f *runtime.Function, id, causeToken string, in runtime.Input) ([]changelog.Mutation, error) {
-	body, err := runtime.BuildRequest(id, in.Row, in.Entity, in.Before)
+func callWebhook(ctx context.Context, f *functions.Function, id, causeToken string, in functions.Input) ([]changelog.Mutation, error) {
+	body, err := functions.BuildRequest(id, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return nil, err
 	}
 	timeout := f.Timeout
 	if timeout <= 0 {
-		timeout = runtime.DefaultTimeout
+		timeout = functions.DefaultTimeout
 	}
 	ans, err := f.Post(ctx, http.DefaultClient, id, causeToken, body, nil, timeout)
 	if err != nil {
@@ -162,7 +162,7 @@ func callWebhook(ctx context.Context, f *runtime.Function, id, causeToken string
 		return nil, problem.New(problem.Unprocessable, "webhook answered %d", ans.Status).
 			With("status", ans.Status)
 	}
-	ms, err := runtime.DecodeResponse(ans.Body)
+	ms, err := functions.DecodeResponse(ans.Body)
 	if err == nil {
 		err = f.CheckWrites(ms)
 	}

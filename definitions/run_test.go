@@ -12,8 +12,8 @@ import (
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -100,8 +100,8 @@ func TestRunGoAndCap(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
 		ctx := context.Background()
-		var got runtime.Input
-		err := f.handlers.Register("mark", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		var got functions.Input
+		err := f.handlers.Register("mark", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			got = in
 			return []changelog.Mutation{{Op: changelog.OpPatch, Type: "task", EntityID: in.Entity.ID,
 				Patch: json.RawMessage(`{"marked": true}`)}}, nil
@@ -162,12 +162,12 @@ func TestRunWebhook(t *testing.T) {
 	causes := make(chan string, 8)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if err := runtime.Verify(secret, r.Header, body, 5*time.Minute); err != nil {
+		if err := functions.Verify(secret, r.Header, body, 5*time.Minute); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		var req runtime.Request
-		if err := json.Unmarshal(body, &req); err != nil || req.Delivery != r.Header.Get(runtime.HeaderID) || req.Entity == nil {
+		var req functions.Request
+		if err := json.Unmarshal(body, &req); err != nil || req.Delivery != r.Header.Get(functions.HeaderID) || req.Entity == nil {
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -22,7 +22,7 @@ type Service struct {
 	st  store.Store
 	now func() time.Time
 	// handlers are the process's Go handlers (dry runs, "registered").
-	handlers *runtime.Registry
+	handlers *functions.Registry
 	hooks    TriggerHooks
 
 	// mu serializes definition writes (put and delete, both kinds) so the
@@ -38,7 +38,7 @@ type Options struct {
 	// Handlers are the Go handlers of this process: dry runs of go
 	// functions call them, and GET answers say whether a go function's
 	// handler is registered. Default an empty registry.
-	Handlers *runtime.Registry
+	Handlers *functions.Registry
 	// Hooks, if set, hear about every saved and deleted trigger (the
 	// trigger engine keeps each trigger's cursor and deliveries).
 	Hooks TriggerHooks
@@ -59,7 +59,7 @@ func New(log *changelog.Log, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	if opts.Handlers == nil {
-		opts.Handlers = &runtime.Registry{}
+		opts.Handlers = &functions.Registry{}
 	}
 	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks}
 }

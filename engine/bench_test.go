@@ -15,7 +15,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -30,7 +30,7 @@ type benchEnv struct {
 	log  *changelog.Log
 	eng  *engine.Engine
 	defs *definitions.Service
-	reg  *runtime.Registry
+	reg  *functions.Registry
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {
@@ -55,7 +55,7 @@ func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
 	if err := st.Migrate(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	e := &benchEnv{reg: &runtime.Registry{}}
+	e := &benchEnv{reg: &functions.Registry{}}
 	e.log = changelog.New(st, changelog.Options{OnCommit: func(sp string, head int64) { e.eng.Notify(sp, head) }})
 	e.eng = engine.New(e.log, e.reg, engine.Options{LeaseTTL: 10 * time.Second, Poll: 50 * time.Millisecond})
 	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: e.eng})
@@ -224,7 +224,7 @@ func benchLatency(b *testing.B, driver, kind string) {
 	probe := &latencyProbe{started: map[string]time.Time{}}
 	switch kind {
 	case "go":
-		if err := e.reg.Register("probe", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		if err := e.reg.Register("probe", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			probe.saw(in.Row.EntityID)
 			return nil, nil
 		}); err != nil {
@@ -233,7 +233,7 @@ func benchLatency(b *testing.B, driver, kind string) {
 		e.define(b, "function", "probe", `{"kind":"go","handler":"probe"}`)
 	default:
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var req runtime.Request
+			var req functions.Request
 			if err := json.NewDecoder(r.Body).Decode(&req); err == nil {
 				probe.saw(req.Row.EntityID)
 			}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -14,7 +14,7 @@ import (
 // catalog is a space's parsed trigger and function definitions.
 type catalog struct {
 	triggers  map[string]*triggers.Trigger
-	functions map[string]*runtime.Function
+	functions map[string]*functions.Function
 }
 
 // parsedDef caches one parsed definition under its stored bytes.
@@ -33,7 +33,7 @@ type defCache struct {
 // catalog loads a space's definitions, parsing only changed ones. A
 // stored definition that no longer parses is logged and left out.
 func (e *Engine) catalog(ctx context.Context, space string) (*catalog, error) {
-	cat := &catalog{triggers: map[string]*triggers.Trigger{}, functions: map[string]*runtime.Function{}}
+	cat := &catalog{triggers: map[string]*triggers.Trigger{}, functions: map[string]*functions.Function{}}
 	ts, err := e.st.DefinitionList(ctx, space, store.DefTrigger)
 	if err != nil {
 		return nil, fmt.Errorf("list triggers of %s: %w", space, err)
@@ -52,13 +52,13 @@ func (e *Engine) catalog(ctx context.Context, space string) (*catalog, error) {
 	}
 	for _, d := range fs {
 		v, err := e.defs.parse(space, store.DefFunction, d, func(name string, raw []byte) (any, error) {
-			return runtime.ParseFunction(name, raw)
+			return functions.ParseFunction(name, raw)
 		})
 		if err != nil {
 			e.logger.Error("engine: stored function does not parse", "space", space, "function", d.Name, "err", err)
 			continue
 		}
-		cat.functions[d.Name] = v.(*runtime.Function)
+		cat.functions[d.Name] = v.(*functions.Function)
 	}
 	return cat, nil
 }

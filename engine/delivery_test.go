@@ -13,8 +13,8 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -42,7 +42,7 @@ func newRecorder(sleep time.Duration) *recorder {
 	return &recorder{sleep: sleep, perEntity: map[string]int{}}
 }
 
-func (r *recorder) handle(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+func (r *recorder) handle(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
 	r.mu.Lock()
 	r.running++
 	r.perEntity[in.Row.EntityID]++
@@ -141,7 +141,7 @@ func TestOrderingWaitsBehindRetry(t *testing.T) {
 		var mu sync.Mutex
 		var runs []string
 		// The first run of j1 fails; every other run succeeds.
-		e.handler("once-failing", func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		e.handler("once-failing", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			run := fmt.Sprintf("%s@%d", in.Row.EntityID, in.Row.Seq)
@@ -217,7 +217,7 @@ func TestRejectedActionWritesNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				t1 := e.write(put("task", "t1", map[string]any{"title": "x"}))
-				e.handler("two", func(context.Context, runtime.Input) ([]changelog.Mutation, error) {
+				e.handler("two", func(context.Context, functions.Input) ([]changelog.Mutation, error) {
 					return tc.actions(t1), nil
 				}, "note", "task")
 				e.trigger("two", `{"source":{"changes":{"types":["order"]}},"function":"two",
@@ -259,7 +259,7 @@ func TestRetriesThenFailed(t *testing.T) {
 		var failing atomic.Bool
 		var calls atomic.Int32
 		failing.Store(true)
-		e.handler("flaky", func(context.Context, runtime.Input) ([]changelog.Mutation, error) {
+		e.handler("flaky", func(context.Context, functions.Input) ([]changelog.Mutation, error) {
 			calls.Add(1)
 			if failing.Load() {
 				return nil, errors.New("the flaky backend is down")
@@ -349,7 +349,7 @@ func TestFence(t *testing.T) {
 	bothDrivers(t, func(t *testing.T, open opener) {
 		e := newEnv(t, open(t), engine.Options{})
 		gate := make(chan struct{})
-		e.handler("slow", func(ctx context.Context, _ runtime.Input) ([]changelog.Mutation, error) {
+		e.handler("slow", func(ctx context.Context, _ functions.Input) ([]changelog.Mutation, error) {
 			select {
 			case <-gate:
 			case <-ctx.Done():

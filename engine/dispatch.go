@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -48,7 +48,7 @@ const drainTimeout = 10 * time.Second
 // of the last lease round, and the lease epoch fencing its writes.
 type runConfig struct {
 	def   *triggers.Trigger
-	fn    *runtime.Function
+	fn    *functions.Function
 	epoch int64
 }
 
@@ -100,7 +100,7 @@ func (d *dispatcher) stop() {
 	d.abort()
 }
 
-func (d *dispatcher) configure(def *triggers.Trigger, fn *runtime.Function, epoch int64) {
+func (d *dispatcher) configure(def *triggers.Trigger, fn *functions.Function, epoch int64) {
 	d.mu.Lock()
 	d.cfg = runConfig{def: def, fn: fn, epoch: epoch}
 	d.mu.Unlock()

@@ -1,6 +1,6 @@
 // Package engine runs triggers: it holds leases on triggers, evaluates
 // the changelog past each trigger's cursor, creates deliveries, runs
-// them through the functions of package runtime, fires cron triggers and
+// them through package functions, fires cron triggers and
 // answers operators (enable, disable, reset, replay, deliveries,
 // stances, fences).
 //
@@ -25,7 +25,7 @@ import (
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -85,7 +85,7 @@ type Event struct {
 type Engine struct {
 	st     store.Store
 	log    *changelog.Log
-	reg    *runtime.Registry
+	reg    *functions.Registry
 	keys   *causality.Keyring
 	defs   defCache
 	opts   Options
@@ -108,11 +108,11 @@ type Engine struct {
 
 // New returns an engine over the log's store; Start runs it. reg holds
 // the process's Go handlers (nil: none).
-func New(log *changelog.Log, reg *runtime.Registry, opts Options) *Engine {
+func New(log *changelog.Log, reg *functions.Registry, opts Options) *Engine {
 	st := log.Store()
 	opts = withDefaults(opts)
 	if reg == nil {
-		reg = &runtime.Registry{}
+		reg = &functions.Registry{}
 	}
 	return &Engine{
 		st: st, log: log, reg: reg, keys: causality.NewKeyring(st), opts: opts, logger: opts.Logger,

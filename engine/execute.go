@@ -15,7 +15,7 @@ import (
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -69,7 +69,7 @@ func (a *attempt) run(ctx context.Context) (store.Delivery, error) {
 		return store.Delivery{}, err
 	}
 	in := a.input(c)
-	if a.cfg.fn.Kind == runtime.KindWebhook {
+	if a.cfg.fn.Kind == functions.KindWebhook {
 		return a.webhook(ctx, c, in)
 	}
 	ctx2, cancel := context.WithTimeout(ctx, a.timeout())
@@ -97,11 +97,11 @@ func (a *attempt) causeCommit(ctx context.Context) (store.Commit, error) {
 }
 
 // callInProcess runs an expr or go function.
-func (a *attempt) callInProcess(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+func (a *attempt) callInProcess(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
 	switch a.cfg.fn.Kind {
-	case runtime.KindExpr:
+	case functions.KindExpr:
 		return a.cfg.fn.RunExpr(ctx, in)
-	case runtime.KindGo:
+	case functions.KindGo:
 		return a.cfg.fn.RunGo(ctx, a.e.reg, in)
 	}
 	return nil, fmt.Errorf("function %q has unknown kind %q", a.cfg.fn.Name, a.cfg.fn.Kind)
@@ -109,8 +109,8 @@ func (a *attempt) callInProcess(ctx context.Context, in runtime.Input) ([]change
 
 // input is what the function sees: the causing row and the snapshots of
 // the delivery's entity in that commit.
-func (a *attempt) input(c store.Commit) runtime.Input {
-	in := runtime.Input{Row: c.Row, Trigger: a.d.Trigger, Now: a.e.now()}
+func (a *attempt) input(c store.Commit) functions.Input {
+	in := functions.Input{Row: c.Row, Trigger: a.d.Trigger, Now: a.e.now()}
 	for i := range c.Changes {
 		ch := &c.Changes[i]
 		if ch.Type == a.d.Entity.Type && ch.ID == a.d.Entity.ID {
@@ -121,7 +121,7 @@ func (a *attempt) input(c store.Commit) runtime.Input {
 }
 
 // timeout bounds one attempt: the trigger's delivery timeout, else the
-// function's, else runtime.DefaultTimeout.
+// function's, else functions.DefaultTimeout.
 func (a *attempt) timeout() time.Duration {
 	if t := time.Duration(a.cfg.def.Delivery.Timeout); t > 0 {
 		return t
@@ -129,7 +129,7 @@ func (a *attempt) timeout() time.Duration {
 	if a.cfg.fn != nil && a.cfg.fn.Timeout > 0 {
 		return a.cfg.fn.Timeout
 	}
-	return runtime.DefaultTimeout
+	return functions.DefaultTimeout
 }
 
 // cause returns the delivery as the causality package sees it.
@@ -195,7 +195,7 @@ func (a *attempt) failure(reason string, retryAfter time.Duration, permanent boo
 	}
 	u := a.base(store.DeliveryRetrying)
 	u.LastError = reason
-	wait := max(runtime.Backoff(a.n, time.Duration(del.Backoff.Initial), time.Duration(del.Backoff.Max), nil), retryAfter)
+	wait := max(functions.Backoff(a.n, time.Duration(del.Backoff.Initial), time.Duration(del.Backoff.Max), nil), retryAfter)
 	u.NextAttemptAt = a.e.now().Add(wait)
 	return u
 }
@@ -237,8 +237,8 @@ func rejectionText(r *store.Receipt) string {
 // delivery's cause token and records what the answer means. The running
 // mark is written while the request is under way, so the request does
 // not wait for it; the outcome is recorded after both.
-func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input) (store.Delivery, error) {
-	body, err := runtime.BuildRequest(a.d.ID, in.Row, in.Entity, in.Before)
+func (a *attempt) webhook(ctx context.Context, c store.Commit, in functions.Input) (store.Delivery, error) {
+	body, err := functions.BuildRequest(a.d.ID, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return a.fail(ctx, err.Error(), 0, true)
 	}
@@ -259,14 +259,14 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in runtime.Input)
 	if ctx.Err() != nil {
 		return store.Delivery{}, ctx.Err()
 	}
-	return a.answered(ctx, c, runtime.ClassifyAt(ans.Status, ans.Header, err, a.e.now()), ans.Body)
+	return a.answered(ctx, c, functions.ClassifyAt(ans.Status, ans.Header, err, a.e.now()), ans.Body)
 }
 
 // answered records what a webhook's answer means.
-func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Decision, raw []byte) (store.Delivery, error) {
+func (a *attempt) answered(ctx context.Context, c store.Commit, dec functions.Decision, raw []byte) (store.Delivery, error) {
 	switch dec.Outcome {
-	case runtime.Success:
-		ms, err := runtime.DecodeResponse(raw)
+	case functions.Success:
+		ms, err := functions.DecodeResponse(raw)
 		if err == nil {
 			err = a.cfg.fn.CheckWrites(ms)
 		}
@@ -274,7 +274,7 @@ func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Deci
 			return a.fail(ctx, "answer refused: "+err.Error(), 0, true)
 		}
 		return a.complete(ctx, c, ms)
-	case runtime.Retry:
+	case functions.Retry:
 		return a.fail(ctx, dec.Reason, dec.RetryAfter, false)
 	default:
 		return a.fail(ctx, dec.Reason, 0, true)
@@ -283,7 +283,7 @@ func (a *attempt) answered(ctx context.Context, c store.Commit, dec runtime.Deci
 
 // send posts body to the webhook with the delivery's cause token and
 // the trace context.
-func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (runtime.Answer, error) {
+func (a *attempt) send(ctx context.Context, c store.Commit, body []byte) (functions.Answer, error) {
 	token, err := a.causeToken(ctx, c)
 	if err != nil {
 		a.e.logger.Warn("engine: cause token", "delivery", a.d.ID, "err", err)

@@ -11,8 +11,8 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -70,7 +70,7 @@ type env struct {
 	log  *changelog.Log
 	defs *definitions.Service
 	eng  *engine.Engine
-	reg  *runtime.Registry
+	reg  *functions.Registry
 }
 
 // testOptions are fast engine settings for tests.
@@ -85,7 +85,7 @@ func newEnv(t *testing.T, st store.Store, opts engine.Options) *env {
 	if opts.LeaseTTL == 0 {
 		opts = testOptions()
 	}
-	e := &env{t: t, st: st, reg: &runtime.Registry{}}
+	e := &env{t: t, st: st, reg: &functions.Registry{}}
 	e.log = changelog.New(st, changelog.Options{OnCommit: func(sp string, head int64) {
 		if e.eng != nil {
 			e.eng.Notify(sp, head)
@@ -257,7 +257,7 @@ func must[T any](v T, err error) T {
 
 // handler registers a Go handler under name and saves a go function of
 // the same name that may write the given types.
-func (e *env) handler(name string, h runtime.Handler, writes ...string) {
+func (e *env) handler(name string, h functions.Handler, writes ...string) {
 	e.t.Helper()
 	if err := e.reg.Register(name, h); err != nil {
 		e.t.Fatal(err)

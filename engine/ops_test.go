@@ -9,8 +9,8 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -154,7 +154,7 @@ func TestReset(t *testing.T) {
 		e := newEnv(t, open(t), engine.Options{})
 		started := make(chan int64, 10)
 		release := make(chan struct{})
-		e.handler("block", func(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		e.handler("block", func(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			started <- in.Row.Seq
 			select {
 			case <-release:

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -38,7 +38,7 @@ type spaceRun struct {
 // as this process last wrote or read it.
 type trig struct {
 	def   *triggers.Trigger
-	fn    *runtime.Function
+	fn    *functions.Function
 	state store.TriggerState
 	disp  *dispatcher
 }
@@ -171,7 +171,7 @@ func (sr *spaceRun) acquire(ctx context.Context, def *triggers.Trigger) (store.T
 // adopt installs or updates an owned trigger. A changed epoch (the lease
 // was lost and taken again) or a cursor moved behind this process's back
 // reloads the trigger's deliveries.
-func (sr *spaceRun) adopt(def *triggers.Trigger, fn *runtime.Function, st store.TriggerState) {
+func (sr *spaceRun) adopt(def *triggers.Trigger, fn *functions.Function, st store.TriggerState) {
 	t := sr.trigs[def.Name]
 	if t == nil {
 		t = &trig{state: st}

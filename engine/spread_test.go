@@ -12,7 +12,7 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 )
@@ -56,7 +56,7 @@ func newCluster(t *testing.T, owners ...string) *cluster {
 }
 
 // count is the triggers' handler: it records one run.
-func (c *cluster) count(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+func (c *cluster) count(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.runs[fmt.Sprintf("%s/%d", in.Trigger, in.Row.Seq)]++

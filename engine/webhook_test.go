@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/causality"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -93,7 +93,7 @@ func TestWebhookRetryAfterThenActions(t *testing.T) {
 			t.Fatalf("deliveries: %+v", ds)
 		}
 		for _, c := range calls {
-			if err := runtime.Verify(hookSecret, c.header, c.body, time.Minute); err != nil {
+			if err := functions.Verify(hookSecret, c.header, c.body, time.Minute); err != nil {
 				t.Fatalf("signature: %v", err)
 			}
 			if c.header.Get("webhook-id") != ds[0].ID {
@@ -101,7 +101,7 @@ func TestWebhookRetryAfterThenActions(t *testing.T) {
 			}
 			checkCauseToken(t, e, c.header.Get("Eddy-Cause"), seq)
 		}
-		var req runtime.Request
+		var req functions.Request
 		if err := json.Unmarshal(calls[0].body, &req); err != nil || req.Delivery != ds[0].ID || req.Row.Seq != seq || req.Entity == nil || req.Before != nil {
 			t.Fatalf("request body %s (%v)", calls[0].body, err)
 		}

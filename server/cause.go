@@ -9,14 +9,14 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/runtime"
 	"github.com/eddy-run/eddy/store"
 )
 
 // causeHeader carries a delivery's cause token on a webhook function's
 // write-back.
-const causeHeader = runtime.HeaderCause
+const causeHeader = functions.HeaderCause
 
 // reasonCausalityCap is details.reason of the conflict that refuses a
 // delivery-authored write past the depth cap.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/eddy-run/eddy/definitions"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // listFunctions answers GET .../functions with {"functions": [...]}
@@ -18,7 +18,7 @@ func (s *Server) listFunctions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]*runtime.Function, len(fs))
+	out := make([]*functions.Function, len(fs))
 	for i, f := range fs {
 		out[i] = f.Public()
 	}

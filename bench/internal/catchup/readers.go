@@ -11,7 +11,7 @@ import (
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -119,7 +119,7 @@ func pull(ctx context.Context, e *harness.Eddy, _ int64) (int64, error) {
 // cursor to reach last. It matches task rows whose n is a multiple of
 // 1,000, delivering to a go function that does nothing.
 func trigger(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
-	noop := func(context.Context, runtime.Input) ([]changelog.Mutation, error) { return nil, nil }
+	noop := func(context.Context, functions.Input) ([]changelog.Mutation, error) { return nil, nil }
 	if err := e.Functions().Register("catchup-noop", noop); err != nil {
 		return 0, fmt.Errorf("trigger: register: %w", err)
 	}

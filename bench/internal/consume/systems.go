@@ -11,7 +11,7 @@ import (
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // eddySetup opens eddy on kind with a trigger on type item calling a go
@@ -22,7 +22,7 @@ func eddySetup(kind string) func(context.Context, harness.Config, *probe) (func(
 		if err != nil {
 			return nil, nil, err
 		}
-		handler := func(_ context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+		handler := func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
 			if i, err := strconv.Atoi(strings.TrimPrefix(in.Row.EntityID, "i")); err == nil {
 				p.receive(i)
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/examples/todo/receiver/hook"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 const secret = "whsec_QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo="
@@ -65,7 +65,7 @@ func TestReceiverRefusesUnsignedRequests(t *testing.T) {
 		}
 	}
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/hook", strings.NewReader(body))
-	if err := runtime.SetHeaders(req.Header, secret, "dlv_1", time.Now(), []byte(body)); err != nil {
+	if err := functions.SetHeaders(req.Header, secret, "dlv_1", time.Now(), []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -18,7 +18,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func start(dsn, data, owner string) error {
 		return err
 	}
 	var n atomic.Int64
-	err = e.Functions().Register("stamp", func(ctx context.Context, in runtime.Input) ([]changelog.Mutation, error) {
+	err = e.Functions().Register("stamp", func(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
 		fmt.Printf("started %d\n", n.Add(1))
 		time.Sleep(2 * time.Millisecond)
 		patch, _ := json.Marshal(map[string]any{"stamped": in.Row.Seq})

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // errChanged reports a PATCH refused because the task changed since it
@@ -68,9 +68,9 @@ func (a *api) tasks(ctx context.Context) ([]Task, error) {
 // at the version listed, as the delivery the cause token names.
 func (a *api) markOverdue(ctx context.Context, t Task, cause string) error {
 	h := http.Header{
-		"Content-Type":      {"application/merge-patch+json"},
-		"If-Match":          {strconv.FormatInt(t.Version, 10)},
-		runtime.HeaderCause: {cause},
+		"Content-Type":        {"application/merge-patch+json"},
+		"If-Match":            {strconv.FormatInt(t.Version, 10)},
+		functions.HeaderCause: {cause},
 	}
 	err := a.do(ctx, http.MethodPatch, "/entities/task/"+url.PathEscape(t.ID), h, []byte(`{"overdue": true}`), nil)
 	if err != nil {

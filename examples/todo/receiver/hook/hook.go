@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // maxBody bounds the request bodies the receiver reads.
@@ -59,7 +59,7 @@ type receiver struct {
 // New checks cfg and returns the receiver's handler. The secret must be a
 // valid "whsec_" secret; Server and Token are needed by /overdue only.
 func New(cfg Config) (http.Handler, error) {
-	if _, err := runtime.ParseSecret(cfg.Secret); err != nil {
+	if _, err := functions.ParseSecret(cfg.Secret); err != nil {
 		return nil, fmt.Errorf("hook: secret: %w", err)
 	}
 	if cfg.Space == "" {
@@ -99,7 +99,7 @@ func (rc *receiver) verified(next func(http.ResponseWriter, *http.Request, []byt
 			http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if err := runtime.Verify(rc.cfg.Secret, r.Header, body, 0); err != nil {
+		if err := functions.Verify(rc.cfg.Secret, r.Header, body, 0); err != nil {
 			rc.cfg.Logger.Printf("%s: refused: %v", r.URL.Path, err)
 			http.Error(w, "invalid signature", http.StatusUnauthorized)
 			return

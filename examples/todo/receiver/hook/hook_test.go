@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/eddy-run/eddy/examples/todo/receiver/hook"
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -28,7 +28,7 @@ var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func signed(t *testing.T, path, key string, ts time.Time, body string) *http.Request {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	if err := runtime.SetHeaders(r.Header, key, "dlv_test", ts, []byte(body)); err != nil {
+	if err := functions.SetHeaders(r.Header, key, "dlv_test", ts, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	return r

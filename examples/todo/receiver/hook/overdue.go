@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // causeHeader carries the delivery's cause token, both on the request
 // eddy sends and on the writes the receiver sends back.
-const causeHeader = runtime.HeaderCause
+const causeHeader = functions.HeaderCause
 
 // Sweep is the answer of POST /overdue.
 type Sweep struct {

@@ -1,4 +1,4 @@
-package runtime_test
+package functions_test
 
 import (
 	"context"
@@ -7,18 +7,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/eddy-run/eddy/runtime"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
 
 func ExampleParseFunction() {
-	fn, err := runtime.ParseFunction("stamp-completed", []byte(`{"kind": "expr", "writes": ["task"],
+	fn, err := functions.ParseFunction("stamp-completed", []byte(`{"kind": "expr", "writes": ["task"],
 		"code": "patch(\"task\", entity.id, {\"completedAt\": now})"}`))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	actions, err := fn.RunExpr(context.Background(), runtime.Input{
+	actions, err := fn.RunExpr(context.Background(), functions.Input{
 		Entity:  &store.Record{Type: "task", ID: "t1", Properties: json.RawMessage(`{"status":"done"}`)},
 		Trigger: "on-done",
 		Now:     time.Date(2026, 8, 4, 10, 0, 0, 0, time.UTC),
@@ -33,7 +33,7 @@ func ExampleParseFunction() {
 }
 
 func ExampleParseFunction_error() {
-	_, err := runtime.ParseFunction("f", []byte(`{"kind": "expr", "code": "entity.id ==\n  missing"}`))
+	_, err := functions.ParseFunction("f", []byte(`{"kind": "expr", "code": "entity.id ==\n  missing"}`))
 	fmt.Println(err)
 	// Output: bad_request: code: line 2, column 3: unknown name missing
 }
@@ -43,12 +43,12 @@ func ExampleSetHeaders() {
 	body := []byte(`{"test": 2432232314}`)
 	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	ts := time.Unix(1614265330, 0)
-	if err := runtime.SetHeaders(h, secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body); err != nil {
+	if err := functions.SetHeaders(h, secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body); err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(h.Get("webhook-signature"))
-	fmt.Println(runtime.VerifyAt(secret, h, body, time.Minute, ts.Add(30*time.Second)))
+	fmt.Println(functions.VerifyAt(secret, h, body, time.Minute, ts.Add(30*time.Second)))
 	// Output:
 	// v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=
 	// <nil>
@@ -56,9 +56,9 @@ func ExampleSetHeaders() {
 
 func ExampleClassify() {
 	h := http.Header{"Retry-After": {"30"}}
-	d := runtime.Classify(http.StatusTooManyRequests, h, nil)
+	d := functions.Classify(http.StatusTooManyRequests, h, nil)
 	fmt.Println(d.Outcome, d.RetryAfter, d.Delay(1, time.Second, time.Minute, nil))
-	fmt.Println(runtime.Classify(http.StatusNotFound, nil, nil).Outcome)
+	fmt.Println(functions.Classify(http.StatusNotFound, nil, nil).Outcome)
 	// Output:
 	// retry 30s 30s
 	// fail

@@ -1,4 +1,4 @@
-// Package runtime holds the pure parts of eddy's function runtime: function
+// Package functions holds the pure parts of eddy's function runtime: function
 // definitions, the expr language functions run in, Standard Webhooks
 // signing, and the codec and retry rules of webhook deliveries.
 //
@@ -49,4 +49,4 @@
 // webhook-signature). A 2xx answer may carry {"actions": [...]}, decoded by
 // DecodeResponse. Classify maps an answer or a transport error to success,
 // retry or failure, and Backoff spaces the retries.
-package runtime
+package functions
