@@ -1,0 +1,113 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// Function kinds.
+const (
+	FunctionExpr    = "expr"
+	FunctionWebhook = "webhook"
+	FunctionGo      = "go"
+)
+
+// Function is a function definition: the body of PUT .../functions/{name}
+// and the answer of GET (never with its secret). Only the fields of its
+// Kind are set.
+type Function struct {
+	// Name comes from the URL; a body may repeat it.
+	Name string `json:"name,omitempty"`
+	// Kind is FunctionExpr, FunctionWebhook or FunctionGo.
+	Kind string `json:"kind"`
+	// Writes are the types the function may write.
+	Writes []string `json:"writes,omitempty"`
+	// Code is an expr function's program.
+	Code string `json:"code,omitempty"`
+	// URL, Secret ("whsec_" + base64 key, never shown) and Timeout (a Go
+	// duration such as "10s") configure a webhook.
+	URL     string `json:"url,omitempty"`
+	Secret  string `json:"secret,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
+	// Handler names a go function registered through the library;
+	// Registered (shown, ignored on input) says whether the answering
+	// process has registered it.
+	Handler    string `json:"handler,omitempty"`
+	Registered *bool  `json:"registered,omitempty"`
+}
+
+// PutFunction saves the function name (admin). def is a Function, or
+// anything that encodes to a function definition. created reports a new
+// function (201). A bad definition is 400 with details.field (and
+// details.position for code that does not compile).
+func (s *Space) PutFunction(ctx context.Context, name string, def any) (f Function, created bool, err error) {
+	cl := send(http.MethodPut, s.path("functions", name), def)
+	cl.retry = true // a PUT replaces: repeating it changes nothing more
+	ans, err := s.c.callJSON(ctx, cl, &f)
+	if err != nil {
+		return Function{}, false, err
+	}
+	return f, ans.status == http.StatusCreated, nil
+}
+
+// GetFunction returns the function name.
+func (s *Space) GetFunction(ctx context.Context, name string) (Function, error) {
+	var f Function
+	_, err := s.c.callJSON(ctx, get(s.path("functions", name), nil), &f)
+	return f, err
+}
+
+// Functions returns the space's functions.
+func (s *Space) Functions(ctx context.Context) ([]Function, error) {
+	var out struct {
+		Functions []Function `json:"functions"`
+	}
+	_, err := s.c.callJSON(ctx, get(s.path("functions"), nil), &out)
+	return out.Functions, err
+}
+
+// DeleteFunction removes the function name (409 conflict while a
+// trigger names it).
+func (s *Space) DeleteFunction(ctx context.Context, name string) error {
+	_, err := s.c.do(ctx, send(http.MethodDelete, s.path("functions", name), nil))
+	return err
+}
+
+// TestParams is the body of a dry run.
+type TestParams struct {
+	// Seq is the committed row to run the function on.
+	Seq int64 `json:"seq"`
+	// Trigger, if set, is the name the expr variable trigger holds.
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// TestResult is what a dry run found: the actions an expr or go
+// function would apply, or the request a webhook would be sent. Nothing
+// is written or sent.
+type TestResult struct {
+	Function string          `json:"function"`
+	Kind     string          `json:"kind"`
+	Seq      int64           `json:"seq"`
+	Actions  []Mutation      `json:"actions,omitempty"`
+	Request  *WebhookRequest `json:"request,omitempty"`
+}
+
+// WebhookRequest is the request a webhook delivery would send (the
+// signature is a placeholder).
+type WebhookRequest struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// TestFunction dry-runs the function name on the row p.Seq (admin). A
+// failing run is 422 unprocessable (details.position for expr).
+func (s *Space) TestFunction(ctx context.Context, name string, p TestParams) (TestResult, error) {
+	var res TestResult
+	cl := send(http.MethodPost, s.path("functions", name, "test"), p)
+	cl.retry = true // a dry run writes nothing
+	_, err := s.c.callJSON(ctx, cl, &res)
+	return res, err
+}
