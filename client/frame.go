@@ -31,8 +31,9 @@ type frame struct {
 	err      *Error    // frameError
 }
 
-// errBadFrame is a line that is not a watch frame.
-var errBadFrame = errors.New("client: bad stream frame")
+// ErrBadFrame is a stream line that is not a frame; it ends a watch
+// (a server or proxy that sent one would send it again).
+var ErrBadFrame = errors.New("client: bad stream frame")
 
 // decodeFrame decodes one ndjson line of a watch stream: a line with
 // "seq" is a row; a line without is a control frame keyed by its single
@@ -86,5 +87,5 @@ func badFrame(line []byte, why string) error {
 	if len(line) > 80 {
 		line = append(line[:80:80], "…"...)
 	}
-	return fmt.Errorf("%w %q: %s", errBadFrame, line, why)
+	return fmt.Errorf("%w %q: %s", ErrBadFrame, line, why)
 }
