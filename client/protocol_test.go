@@ -287,7 +287,10 @@ func TestRetries(t *testing.T) {
 		{"503 without Retry-After", []script{{status: 503, lines: []string{`{"error":{"code":"unavailable","message":"no engine"}}`}}},
 			func(sp *client.Space) error { _, err := sp.Info(context.Background()); return err }, 1, "unavailable"},
 		{"write without key not retried", []script{unavailable, okWrite},
-			func(sp *client.Space) error { _, err := sp.Put(context.Background(), "task", "a", map[string]any{}); return err }, 1, "unavailable"},
+			func(sp *client.Space) error {
+				_, err := sp.Put(context.Background(), "task", "a", map[string]any{})
+				return err
+			}, 1, "unavailable"},
 		{"write with key retried", []script{unavailable, okWrite},
 			func(sp *client.Space) error {
 				_, err := sp.Put(context.Background(), "task", "a", map[string]any{}, client.WriteOptions{IdempotencyKey: "k"})
