@@ -13,6 +13,24 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
+// Stream errors.
+var (
+	// ErrIdle ends a stream on which nothing, not even a heartbeat,
+	// arrived for its idle timeout: the connection is presumed dead.
+	ErrIdle = errors.New("client: no data from the server")
+	// ErrStreamEnded is a stream the server ended without a terminal
+	// frame (a dropped connection, a restarted proxy).
+	ErrStreamEnded = errors.New("client: stream ended")
+	// ErrFrameTooLong is an ndjson line longer than MaxFrameBytes; it
+	// ends a watch.
+	ErrFrameTooLong = errors.New("client: stream frame too long")
+	// ErrBadFrame is a stream line that is not a frame; it ends a watch
+	// (a server or proxy that sent one would send it again).
+	ErrBadFrame = errors.New("client: bad stream frame")
+	// ErrClosed is returned by a Watcher after Close.
+	ErrClosed = errors.New("client: watch closed")
+)
+
 // Error is a problem object the server answered ({"error": {"code",
 // "message", "details"}}), or the terminal {"error": ...} frame that
 // ended a stream. Branch on Code (the stable codes of DESIGN.md section

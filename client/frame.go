@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
@@ -30,10 +29,6 @@ type frame struct {
 	bookmark int64     // frameBookmark
 	err      *Error    // frameError
 }
-
-// ErrBadFrame is a stream line that is not a frame; it ends a watch
-// (a server or proxy that sent one would send it again).
-var ErrBadFrame = errors.New("client: bad stream frame")
 
 // decodeFrame decodes one ndjson line of a watch stream: a line with
 // "seq" is a row; a line without is a control frame keyed by its single

@@ -11,20 +11,6 @@ import (
 	"time"
 )
 
-// Stream errors.
-var (
-	// ErrIdle ends a stream on which nothing, not even a heartbeat,
-	// arrived for its idle timeout: the connection is presumed dead.
-	ErrIdle = errors.New("client: no data from the server")
-	// ErrStreamEnded is a stream the server ended without a terminal
-	// frame (a dropped connection, a restarted proxy).
-	ErrStreamEnded = errors.New("client: stream ended")
-	// ErrFrameTooLong is an ndjson line longer than MaxFrameBytes.
-	ErrFrameTooLong = errors.New("client: stream frame too long")
-	// ErrClosed is returned by a Watcher after Close.
-	ErrClosed = errors.New("client: watch closed")
-)
-
 // MaxFrameBytes bounds one ndjson line of a stream.
 const MaxFrameBytes = 16 << 20
 

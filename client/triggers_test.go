@@ -93,7 +93,9 @@ func TestFunctionsAndTriggers(t *testing.T) {
 		if st := must(e.sp.EnableTrigger(c, "stamp-completed", true)); !st.Enabled || len(st.Skipped) == 0 {
 			t.Fatalf("enable skipping = %+v", st)
 		}
-		if st := must(e.sp.ReplayTrigger(c, "stamp-completed", 0)); st.Cursor != 0 {
+		// The engine may evaluate the replayed rows before the status is
+		// read: only its name and the head are certain.
+		if st := must(e.sp.ReplayTrigger(c, "stamp-completed", 0)); st.Trigger != "stamp-completed" || st.Head < 4 {
 			t.Fatalf("replay = %+v", st)
 		}
 		// Let the replay's deliveries finish before the reset reads the head.
