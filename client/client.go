@@ -106,24 +106,32 @@ func New(baseURL string, o Options) (*Client, error) {
 	return c, nil
 }
 
-// FromEnv returns a client configured the way the eddy CLI is: the
-// server from EDDY_SERVER (default DefaultServer), the token from
-// EDDY_TOKEN, else from the file DefaultTokenFile that `eddy serve`
-// writes on first start.
+// FromEnv returns a client configured the way the eddy CLI is (see
+// Env).
 func FromEnv() (*Client, error) {
-	server := os.Getenv("EDDY_SERVER")
+	server, token := Env()
+	if token == "" {
+		return nil, fmt.Errorf("client: no token: set EDDY_TOKEN or run in the directory holding %s", DefaultTokenFile)
+	}
+	return New(server, Options{Token: token})
+}
+
+// Env returns the server and token the eddy CLI uses: the server from
+// EDDY_SERVER (default DefaultServer), the token from EDDY_TOKEN, else
+// from the file DefaultTokenFile that `eddy serve` writes on first start
+// ("" when there is neither).
+func Env() (server, token string) {
+	server = os.Getenv("EDDY_SERVER")
 	if server == "" {
 		server = DefaultServer
 	}
-	token := os.Getenv("EDDY_TOKEN")
+	token = os.Getenv("EDDY_TOKEN")
 	if token == "" {
-		b, err := os.ReadFile(filepath.FromSlash(DefaultTokenFile))
-		if err != nil {
-			return nil, fmt.Errorf("client: no EDDY_TOKEN and no token file: %w", err)
+		if b, err := os.ReadFile(filepath.FromSlash(DefaultTokenFile)); err == nil {
+			token = strings.TrimSpace(string(b))
 		}
-		token = strings.TrimSpace(string(b))
 	}
-	return New(server, Options{Token: token})
+	return server, token
 }
 
 // CloseIdleConnections closes the idle connections of the client's

@@ -3,10 +3,8 @@ package client_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -16,12 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/client"
-	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/server"
-	"github.com/eddy-run/eddy/store/postgres/pgtest"
+	"github.com/eddy-run/eddy/internal/eddytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,120 +24,40 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // wait bounds every wait of a test on a condition.
 const wait = 20 * time.Second
 
-// driver names a store and how to point eddy at a fresh one.
-type driver struct {
-	name string
-	url  func(t *testing.T) string // eddy.Config.DatabaseURL
-}
-
-var drivers = []driver{
-	{"sqlite", func(*testing.T) string { return "" }},
-	{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
-}
-
-// env is one test's eddy, opened in process and served over httptest
-// behind a handler that can be swapped (to restart eddy under the same
-// address), with clients of it.
+// env is one test's eddy (see eddytest) with an admin client of it.
 type env struct {
-	t     *testing.T
-	dir   string
-	dbURL string
-	eddy  *eddy.Eddy
-	srv   *httptest.Server
-	h     atomic.Pointer[http.Handler]
-	admin string
-	c     *client.Client // the admin's client
-	sp    *client.Space  // the space "default" of c
+	*eddytest.Server
+	t  *testing.T
+	c  *client.Client // the admin's client
+	sp *client.Space  // the space "default" of c
 }
 
 // forEachDriver runs fn in a parallel subtest per driver.
 func forEachDriver(t *testing.T, fn func(t *testing.T, e *env)) {
 	t.Helper()
-	for _, d := range drivers {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range eddytest.Drivers {
+		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			defer failOnMust(t)
-			fn(t, newEnv(t, d))
+			e := &env{Server: eddytest.New(t, d), t: t}
+			e.c = e.client(e.Admin, nil)
+			e.sp = e.c.Space("default")
+			fn(t, e)
 		})
 	}
-}
-
-// newEnv opens eddy on d with a fast engine and serves it.
-func newEnv(t *testing.T, d driver) *env {
-	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), dbURL: d.url(t)}
-	e.srv = httptest.NewServer(http.HandlerFunc(e.serve))
-	t.Cleanup(e.srv.Close)
-	e.start()
-	t.Cleanup(e.stop) // runs before srv.Close: streams end first
-	_, e.admin = e.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
-	e.c = e.client(e.admin, nil)
-	e.sp = e.c.Space("default")
-	return e
-}
-
-// serve hands a request to the current eddy, or answers 503 while none
-// runs.
-func (e *env) serve(w http.ResponseWriter, r *http.Request) {
-	h := e.h.Load()
-	if h == nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"restarting"}}`))
-		return
-	}
-	(*h).ServeHTTP(w, r)
-}
-
-// start opens eddy on the env's data directory and database and serves
-// it.
-func (e *env) start() {
-	e.t.Helper()
-	logger := slog.New(slog.NewTextHandler(e.t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ed, err := eddy.Open(context.Background(), eddy.Config{
-		DataDir: e.dir, DatabaseURL: e.dbURL, Logger: logger,
-		Engine: engine.Options{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second},
-	})
-	if err != nil {
-		e.t.Fatalf("open eddy: %v", err)
-	}
-	var h http.Handler = server.New(server.Config{
-		Log: ed.Log(), Auth: ed.Auth(), Hub: ed.Hub(), Definitions: ed.Definitions(), Engine: ed.Engine(),
-		Logger: logger, Version: "test",
-	}).Handler()
-	e.eddy = ed
-	e.h.Store(&h)
-}
-
-// stop closes eddy (its watch streams end with the terminal
-// unavailable frame); requests are answered 503 until start.
-func (e *env) stop() {
-	e.t.Helper()
-	e.h.Store(nil)
-	if e.eddy == nil {
-		return
-	}
-	if err := e.eddy.Close(); err != nil {
-		e.t.Errorf("close eddy: %v", err)
-	}
-	e.eddy = nil
 }
 
 // token creates a token and returns its id and secret.
 func (e *env) token(p auth.CreateParams) (id, secret string) {
 	e.t.Helper()
-	tok, secret, err := e.eddy.Auth().Create(context.Background(), p)
-	if err != nil {
-		e.t.Fatalf("create token: %v", err)
-	}
-	return tok.ID, secret
+	return e.Token(p)
 }
 
 // client returns a client of the env with token, over hc (nil: the
 // client's own), closing its idle connections when the test ends.
 func (e *env) client(token string, hc *http.Client) *client.Client {
 	e.t.Helper()
-	c, err := client.New(e.srv.URL, client.Options{Token: token, HTTPClient: hc})
+	c, err := client.New(e.URL, client.Options{Token: token, HTTPClient: hc})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestWatchResumesAcrossDisconnects(t *testing.T) {
 			var drops atomic.Int64
 			o := fastResume(tc.o)
 			o.OnDrop = func(client.Drop) { drops.Add(1) }
-			w := must(e.client(e.admin, cut.hc).Space("default").Watch(c, o))
+			w := must(e.client(e.Admin, cut.hc).Space("default").Watch(c, o))
 			t.Cleanup(func() { _ = w.Close() })
 			want := 0
 			for seq := int64(1); seq <= 2*n; seq++ {
@@ -136,8 +136,8 @@ func TestWatchResumesAfterRestart(t *testing.T) {
 		if got := rows(3); fmt.Sprint(got) != "[1 2 3]" {
 			t.Fatalf("before the restart: %v", got)
 		}
-		e.stop()
-		e.start()
+		e.Stop()
+		e.Start()
 		for i := 3; i < 6; i++ {
 			must(e.sp.Put(c, "task", fmt.Sprint(i), map[string]any{}))
 		}
@@ -162,7 +162,7 @@ func TestWatchCompacted(t *testing.T) {
 			must(e.sp.Put(c, "task", fmt.Sprint(i), map[string]any{}))
 		}
 		cut := newCutter(t)
-		w := must(e.client(e.admin, cut.hc).Space("default").Watch(c, fastResume(client.WatchOptions{From: 0})))
+		w := must(e.client(e.Admin, cut.hc).Space("default").Watch(c, fastResume(client.WatchOptions{From: 0})))
 		defer w.Close()
 		for w.Position() < 5 {
 			must(w.Next())
