@@ -117,7 +117,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 		{change{Type: "task", ID: "a", Record: &rec}, 1},
 		{change{Type: "task", ID: "a", Record: &rec}, 0},
 		{change{Type: "task", ID: "a", Record: &older}, 0},
-		{change{Type: "task", ID: "a", Version: 7}, 1}, // deleted at 7
+		{change{Type: "task", ID: "a", Version: 7}, 1},   // deleted at 7
 		{change{Type: "task", ID: "a", Record: &rec}, 0}, // an old read cannot resurrect it
 	}
 	for i, s := range steps {
