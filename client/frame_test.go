@@ -99,3 +99,30 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+func TestErrorText(t *testing.T) {
+	t.Parallel()
+	e := &Error{Code: "conflict", Message: "version is 2", Details: map[string]any{"limit": float64(7), "half": 1.5}}
+	if e.Error() != "conflict: version is 2" || (&Error{Code: "x"}).Error() != "x" {
+		t.Fatalf("Error() = %q", e.Error())
+	}
+	if v, ok := e.Detail("limit"); !ok || v != float64(7) {
+		t.Fatalf("Detail = %v %v", v, ok)
+	}
+	if _, ok := e.DetailInt("half"); ok {
+		t.Fatal("DetailInt accepted 1.5")
+	}
+	if _, ok := e.Receipt(); ok {
+		t.Fatal("Receipt without details.receipt")
+	}
+	ce := &CompactedError{From: 5, Horizon: 9, Err: &Error{Code: "compacted"}}
+	want := "compacted: cannot resume from 5: history starts after 9 (the horizon); re-list, then continue from the fresh head"
+	if ce.Error() != want || !IsCode(ce, "compacted") {
+		t.Fatalf("CompactedError = %q", ce.Error())
+	}
+	for k, want := range map[EventKind]string{EventRow: "row", EventBookmark: "bookmark", EventHeartbeat: "heartbeat", 0: "unknown"} {
+		if k.String() != want {
+			t.Errorf("%d.String() = %q", k, k.String())
+		}
+	}
+}

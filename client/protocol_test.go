@@ -208,6 +208,16 @@ func TestWatchProtocol(t *testing.T) {
 			t.Fatalf("events = %v", got)
 		}
 	})
+	t.Run("long frame", func(t *testing.T) {
+		t.Parallel()
+		big := strings.Replace(row(1), `{"created":true}`, `{"properties":["`+strings.Repeat("p", 200<<10)+`"]}`, 1)
+		s := newScripted(t, script{lines: []string{`{"bookmark":0}`, big, row(2)}, hang: true})
+		w := mustWatch(t)(s.space(t, client.Options{}).Watch(ctx(t), client.WatchOptions{}))
+		defer w.Close()
+		if got := events(t, w, 3); fmt.Sprint(got) != "[bookmark@0 row@1 row@2]" {
+			t.Fatalf("events = %v", got)
+		}
+	})
 	t.Run("garbage", func(t *testing.T) {
 		t.Parallel()
 		s := newScripted(t, script{lines: []string{`{"bookmark":0}`, `<html>`}})

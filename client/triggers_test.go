@@ -137,10 +137,17 @@ func deadURL(t *testing.T) string {
 func TestDeliveries(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		c := ctx(t)
-		must2(e.sp.PutFunction(c, "hook", client.Function{Kind: client.FunctionWebhook, URL: deadURL(t), Timeout: "1s"}))
+		secret := "whsec_MtFyHMxEpqTeFK1JXztiwh0eg2iwNXDKjSAJAEwuFxE="
+		must2(e.sp.PutFunction(c, "hook", client.Function{Kind: client.FunctionWebhook, URL: deadURL(t), Timeout: "1s", Secret: secret}))
+		if f := must(e.sp.GetFunction(c, "hook")); f.Secret != "" || f.Kind != client.FunctionWebhook || f.Timeout != "1s" {
+			t.Fatalf("get function = %+v", f)
+		}
 		notes := client.TriggerSource{Changes: &client.ChangeSource{Types: []string{"note"}}}
-		must2(e.sp.PutTrigger(c, "notify", client.Trigger{Source: notes, Function: "hook",
+		notify, _ := must2(e.sp.PutTrigger(c, "notify", client.Trigger{Source: notes, Function: "hook", Start: client.StartAt(0),
 			Delivery: &client.DeliveryPolicy{MaxAttempts: 1}}))
+		if notify.Start != client.StartAt(0) || notify.Delivery.MaxAttempts != 1 {
+			t.Fatalf("saved trigger = %+v", notify)
+		}
 		must2(e.sp.PutTrigger(c, "patient", client.Trigger{Source: notes, Function: "hook",
 			Delivery: &client.DeliveryPolicy{MaxAttempts: 5, Backoff: &client.Backoff{Initial: "1h", Max: "1h"}}}))
 		w := must(e.sp.Put(c, "note", "n1", map[string]any{}))
