@@ -44,6 +44,20 @@ func exampleServer() (addr, token string, stop func()) {
 	}
 }
 
+// exampleSpace is exampleServer with a client of it (built as Example
+// shows) and the handle of its space "default".
+func exampleSpace() (*client.Space, func()) {
+	addr, token, stop := exampleServer()
+	c, err := client.New(addr, client.Options{Token: token})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return c.Space("default"), func() {
+		c.CloseIdleConnections()
+		stop()
+	}
+}
+
 // Write an entity, change it only if nobody else did, and read it back.
 func Example() {
 	addr, token, stop := exampleServer()
@@ -82,12 +96,9 @@ func Example() {
 // A rejected write is an *Error with the problem's code; a rejection of a
 // mutation also carries its receipt.
 func ExampleIsCode() {
-	addr, token, stop := exampleServer()
+	sp, stop := exampleSpace()
 	defer stop()
 	ctx := context.Background()
-	c, _ := client.New(addr, client.Options{Token: token})
-	defer c.CloseIdleConnections()
-	sp := c.Space("default")
 
 	_, _ = sp.Put(ctx, "task", "t1", map[string]any{"title": "x"})
 	_, err := sp.Patch(ctx, "task", "t1", map[string]any{"title": "y"}, client.WriteOptions{IfMatch: client.Version(7)})
@@ -110,12 +121,9 @@ func ExampleIsCode() {
 // List a collection, then watch it from the list's head: nothing is
 // missed between the two and nothing is seen twice.
 func ExampleSpace_Watch() {
-	addr, token, stop := exampleServer()
+	sp, stop := exampleSpace()
 	defer stop()
 	ctx := context.Background()
-	c, _ := client.New(addr, client.Options{Token: token})
-	defer c.CloseIdleConnections()
-	sp := c.Space("default")
 	_, _ = sp.Put(ctx, "task", "a", map[string]any{"title": "A"})
 	_, _ = sp.Put(ctx, "task", "b", map[string]any{"title": "B"})
 
@@ -155,12 +163,9 @@ func ExampleSpace_Watch() {
 
 // Page the history backward, newest first, with filters and a CEL when.
 func ExampleSpace_HistoryPages() {
-	addr, token, stop := exampleServer()
+	sp, stop := exampleSpace()
 	defer stop()
 	ctx := context.Background()
-	c, _ := client.New(addr, client.Options{Token: token})
-	defer c.CloseIdleConnections()
-	sp := c.Space("default")
 	for _, id := range []string{"a", "b", "c"} {
 		_, _ = sp.Put(ctx, "task", id, map[string]any{})
 		_, _ = sp.Delete(ctx, "task", id)
@@ -184,12 +189,9 @@ func ExampleSpace_HistoryPages() {
 // A batch of mutations answers one receipt per mutation, rejected ones
 // included.
 func ExampleSpace_Mutate() {
-	addr, token, stop := exampleServer()
+	sp, stop := exampleSpace()
 	defer stop()
 	ctx := context.Background()
-	c, _ := client.New(addr, client.Options{Token: token})
-	defer c.CloseIdleConnections()
-	sp := c.Space("default")
 
 	res, err := sp.Mutate(ctx, client.Batch{Mutations: []client.Mutation{
 		{MutationID: "m-1", Op: client.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"title":"x"}`)},
@@ -215,12 +217,9 @@ func ExampleSpace_Mutate() {
 // A watch position below the horizon is a *CompactedError: re-list and
 // watch from the fresh head.
 func ExampleCompactedError() {
-	addr, token, stop := exampleServer()
+	sp, stop := exampleSpace()
 	defer stop()
 	ctx := context.Background()
-	c, _ := client.New(addr, client.Options{Token: token})
-	defer c.CloseIdleConnections()
-	sp := c.Space("default")
 	for _, id := range []string{"a", "b", "c"} {
 		_, _ = sp.Put(ctx, "task", id, map[string]any{})
 	}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -135,13 +133,13 @@ func TestApplyIsIdempotent(t *testing.T) {
 type running struct {
 	cancel context.CancelFunc
 	done   chan error
-	buf    *syncBuffer
+	buf    *eddytest.Buffer
 }
 
 func start(t *testing.T, args []string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1), buf: &syncBuffer{}}
+	r := &running{cancel: cancel, done: make(chan error, 1), buf: &eddytest.Buffer{}}
 	go func() { r.done <- run(ctx, args, r.buf) }()
 	t.Cleanup(func() { r.cancel(); <-r.done })
 	return r
@@ -242,22 +240,4 @@ func held(ctx context.Context, x *external) (map[string]string, error) {
 		out[id] = fmt.Sprintf("%d %s", v, props)
 	}
 	return out, rows.Err()
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

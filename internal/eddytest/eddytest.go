@@ -7,10 +7,12 @@
 package eddytest
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,4 +130,25 @@ func (s *Server) Token(p auth.CreateParams) (id, secret string) {
 		s.t.Fatalf("create token: %v", err)
 	}
 	return tok.ID, secret
+}
+
+// Buffer is a bytes.Buffer safe for concurrent use: the log of a program
+// a test runs in the background.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer // guarded by mu
+}
+
+// Write implements io.Writer.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
