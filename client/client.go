@@ -174,7 +174,7 @@ func apiPath(segs ...string) string {
 // call is one request.
 type call struct {
 	method string
-	path   string // below the base, e.g. /api/v1/spaces/default
+	path   string // below the base, segments escaped, e.g. /api/v1/spaces/default
 	query  url.Values
 	// body is sent as JSON unless it is a []byte (sent as is); nil sends
 	// no body.
@@ -303,8 +303,12 @@ func (c *Client) once(ctx context.Context, cl call, body []byte) (*answer, error
 // request builds an authenticated request for path below the base.
 func (c *Client) request(ctx context.Context, method, path string, q url.Values, body []byte) (*http.Request, error) {
 	u := *c.base
-	u.Path += path
-	u.RawPath = ""
+	u.RawPath = c.base.EscapedPath() + path // path's segments are escaped
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	u.Path = p
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/auth"
@@ -138,8 +139,8 @@ func TestEntityWrites(t *testing.T) {
 		wantCode(t, err, "not_found")
 		_, err = e.sp.Patch(c, "task", "t1", map[string]any{"x": 1})
 		wantCode(t, err, "not_found")
-		_, err = e.sp.Put(c, "task", "bad id!", map[string]any{})
-		if ce := wantCode(t, err, "bad_request"); ce.Details["parameter"] != "id" {
+		_, err = e.sp.Put(c, "task", "bad id/?%", map[string]any{})
+		if ce := wantCode(t, err, "bad_request"); ce.Details["parameter"] != "id" || !strings.Contains(ce.Message, `"bad id/?%"`) {
 			t.Fatalf("bad id = %+v", ce)
 		}
 	})
