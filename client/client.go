@@ -222,8 +222,8 @@ func (c *Client) do(ctx context.Context, cl call) (*answer, error) {
 	for attempt := 0; ; attempt++ {
 		ans, err := c.once(ctx, cl, body)
 		wait, again := c.retryWait(cl, err, attempt)
-		if !again {
-			return ans, err
+		if dl, ok := ctx.Deadline(); !again || (ok && time.Until(dl) < wait) {
+			return ans, err // no retry, or none that could finish in time
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -350,6 +350,14 @@ func TestRetries(t *testing.T) {
 			t.Fatalf("err = %+v", ce)
 		}
 	})
+	t.Run("no wait past the timeout", func(t *testing.T) {
+		t.Parallel()
+		s := newScripted(t, script{status: 503, header: map[string]string{"Retry-After": "5"}, lines: []string{`{"error":{"code":"unavailable","message":"later"}}`}})
+		_, err := s.space(t, client.Options{Timeout: time.Second}).Info(context.Background())
+		if ce := wantCode(t, err, "unavailable"); ce.RetryAfter != 5*time.Second || len(s.requests()) != 1 {
+			t.Fatalf("err = %+v after %d requests", ce, len(s.requests()))
+		}
+	})
 	t.Run("timeout", func(t *testing.T) {
 		t.Parallel()
 		s := newScripted(t, script{lines: []string{}, hang: true})
