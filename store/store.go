@@ -344,6 +344,7 @@ type Store interface {
 	ReceiptsExpire(ctx context.Context, before time.Time, limit int) (int, error)
 
 	TriggerStore
+	CausalStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.

@@ -38,17 +38,5 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 	if p.NoReceipts {
 		query = lean
 	}
-	rows, err := s.pool.Query(ctx, query, p.Space, p.After, limitArg(p.Limit))
-	if err != nil {
-		return nil, wrap("commits", err)
-	}
-	raws, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rowcodec.RawCommit, error) {
-		var raw rowcodec.RawCommit
-		return raw, scanRawCommit(r, &raw)
-	})
-	if err != nil {
-		return nil, wrap("commits", err)
-	}
-	commits, err := rowcodec.DecodeAll(raws)
-	return commits, wrap("commits", err)
+	return s.readCommits(ctx, "commits", query, p.Space, p.After, limitArg(p.Limit))
 }

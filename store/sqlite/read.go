@@ -203,9 +203,15 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 	if p.NoReceipts {
 		query = sqlCommitsNoReceipts
 	}
-	rows, err := s.rquery(ctx, query, p.Space, p.After, limitArg(p.Limit))
+	return s.commits(ctx, "commits", query, p.Space, p.After, limitArg(p.Limit))
+}
+
+// commits runs a read of whole commits (the columns of sqlCommits) and
+// decodes them; op names it in errors.
+func (s *Store) commits(ctx context.Context, op, query string, args ...any) ([]store.Commit, error) {
+	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
-		return nil, wrap("commits", err)
+		return nil, wrap(op, err)
 	}
 	defer rows.Close()
 	var raws []rowcodec.RawCommit
@@ -213,15 +219,15 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 		var raw rowcodec.RawCommit
 		raw.Row, err = scanRow(rows, &raw.Receipt, &raw.Provenance, &raw.Changes)
 		if err != nil {
-			return nil, wrap("commits", err)
+			return nil, wrap(op, err)
 		}
 		raws = append(raws, raw)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, wrap("commits", err)
+		return nil, wrap(op, err)
 	}
 	commits, err := rowcodec.DecodeAll(raws)
-	return commits, wrap("commits", err)
+	return commits, wrap(op, err)
 }
 
 const (

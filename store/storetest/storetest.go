@@ -42,6 +42,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Raw", func(t *testing.T) { testRaw(t, open) })
 	t.Run("TwoLogs", func(t *testing.T) { testTwoLogs(t, open) })
+	t.Run("CausedBy", func(t *testing.T) { testCausedBy(t, open) })
 }
 
 // epoch0 is the fake clock's start: a non-UTC zone and sub-microsecond
