@@ -23,8 +23,10 @@ const DefaultTreeRows = 500
 // root caused, down through the deliveries each row caused, to the
 // leaves.
 type Tree struct {
-	// Seq is the row asked about.
-	Seq int64
+	// Seq is the row asked about; Start is its commit, for the caller's
+	// access checks (a truncated tree may not reach it).
+	Seq   int64
+	Start store.Commit
 	// Root is the root of Seq's chain (depth 0), or, when the chain
 	// reaches below the horizon (Pruned), its oldest retained row.
 	Root   int64
@@ -82,7 +84,7 @@ func Descend(ctx context.Context, r TreeReader, space string, seq int64, maxRows
 
 // treeRoot starts the tree of a chain at its last retained link.
 func treeRoot(ctx context.Context, r Reader, space string, ch Chain) (Tree, error) {
-	t := Tree{Seq: ch.Seq}
+	t := Tree{Seq: ch.Seq, Start: ch.Start}
 	root := ch.Links[len(ch.Links)-1]
 	if root.Pruned {
 		t.Pruned = true

@@ -261,9 +261,14 @@ func (e *Engine) moved(ctx context.Context, space, name string) {
 	sr.wake()
 }
 
-// Deliveries lists a trigger's deliveries.
+// Deliveries lists a trigger's deliveries, or every trigger's when
+// q.Trigger is "".
 func (e *Engine) Deliveries(ctx context.Context, q DeliveryQuery) (DeliveryPage, error) {
-	if _, err := e.trigger(ctx, q.Space, q.Trigger); err != nil {
+	if q.Trigger == "" {
+		if _, err := e.log.Space(ctx, q.Space); err != nil {
+			return DeliveryPage{}, err
+		}
+	} else if _, err := e.trigger(ctx, q.Space, q.Trigger); err != nil {
 		return DeliveryPage{}, err
 	}
 	after, err := decodePosition(q.After)
@@ -301,20 +306,26 @@ func view(d store.Delivery) Delivery {
 	}
 }
 
+// The statuses each operator action on a delivery applies to.
+var (
+	RetryFrom   = []string{store.DeliveryFailed}
+	ReleaseFrom = []string{store.DeliveryParked}
+	DiscardFrom = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}
+)
+
 // Retry queues a failed delivery again with a fresh attempt budget.
 func (e *Engine) Retry(ctx context.Context, space, id string) (Delivery, error) {
-	return e.transition(ctx, space, id, "retry", []string{store.DeliveryFailed}, store.DeliveryPending, true)
+	return e.transition(ctx, space, id, "retry", RetryFrom, store.DeliveryPending, true)
 }
 
 // Release runs a parked delivery (past the causality cap) once more.
 func (e *Engine) Release(ctx context.Context, space, id string) (Delivery, error) {
-	return e.transition(ctx, space, id, "release", []string{store.DeliveryParked}, store.DeliveryPending, true)
+	return e.transition(ctx, space, id, "release", ReleaseFrom, store.DeliveryPending, true)
 }
 
 // Discard gives up a delivery that has not succeeded and is not running.
 func (e *Engine) Discard(ctx context.Context, space, id string) (Delivery, error) {
-	from := []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}
-	return e.transition(ctx, space, id, "discard", from, store.DeliveryDiscarded, false)
+	return e.transition(ctx, space, id, "discard", DiscardFrom, store.DeliveryDiscarded, false)
 }
 
 // transition moves a delivery from one of from to status; a delivery in

@@ -25,8 +25,9 @@ type listCursor struct {
 	After string `json:"a"`
 }
 
-// listEntities answers GET .../entities/{type}?limit=&after=: pages of a
-// collection, every page as of the first page's head; with watch=1 the
+// listEntities answers GET .../entities/{type}?limit=&after=&head=: pages
+// of a collection, every page as of the first page's head (or of head=,
+// an older head down to the horizon); with watch=1 the
 // ndjson watch of that type's rows (resume it from a page's head).
 func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
@@ -42,7 +43,7 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	if watching {
 		return s.watchEntities(w, r, p, space, typ, q)
 	}
-	if err := checkParams(q, []string{"limit", "after", "watch"}, nil); err != nil {
+	if err := checkParams(q, []string{"limit", "after", "head", "watch"}, nil); err != nil {
 		return err
 	}
 	if err := validType(typ); err != nil {
@@ -54,6 +55,9 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	}
 	cur, err := decodeListCursor(q)
 	if err != nil {
+		return err
+	}
+	if cur, err = s.asOfParam(r, space, q, cur); err != nil {
 		return err
 	}
 	page, err := s.log.List(r.Context(), changelog.ListParams{

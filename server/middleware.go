@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/console"
 	"github.com/eddy-run/eddy/problem"
 )
 
@@ -208,9 +209,10 @@ func (s *Server) withAuth(next http.Handler) http.Handler {
 }
 
 // unauthenticated reports whether path is served without a token: the
-// health probes, and /metrics when metrics are configured.
+// health probes, /metrics when metrics are configured, and the console's
+// files (they carry no data; the console reads the API with a token).
 func (s *Server) unauthenticated(path string) bool {
-	return path == "/healthz" || path == "/readyz" || (path == "/metrics" && s.metrics != nil)
+	return path == "/healthz" || path == "/readyz" || (path == "/metrics" && s.metrics != nil) || console.Serves(path)
 }
 
 // authenticate reads "Authorization: Bearer <token>".

@@ -57,6 +57,8 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)
 	s.handle("DELETE /api/v1/tokens/{id}", s.revokeToken)
+
+	s.consoleRoutes()
 }
 
 // handlerFunc is a handler that returns its error for the problem

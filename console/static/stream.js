@@ -1,0 +1,278 @@
+// The stream page: a space's log, newest first. Live mode pages the
+// history back from the head and watches from that same head, so every
+// row shows exactly once; history mode pages back from a seq. Both take
+// the API's filters and a `when` CEL expression, which the server
+// applies (the console never filters rows itself).
+
+import { api, enc, query, watch } from "./api.js";
+import { append, compact, errorNotice, field, fill, h, link, notice, time } from "./dom.js";
+
+// filterNames are the stream's query parameters that go to the API as is.
+export const filterNames = ["types", "ops", "actors", "excludeTypes", "excludeOps", "excludeActors", "q", "entityType", "entityId", "when"];
+
+const pageSize = 50;
+// keepRows bounds the rows a live page keeps while the operator has not
+// paged back; older rows are dropped from the bottom (Older reloads them).
+const keepRows = 1000;
+
+// filtersOf reads the filters of a stream URL's query.
+export function filtersOf(q) {
+  const out = {};
+  for (const n of filterNames) {
+    const v = q.get(n);
+    if (v) {
+      out[n] = v;
+    }
+  }
+  return out;
+}
+
+// rowCells renders one wire row as table cells.
+export function rowCells(base, r) {
+  const entity = r.type.startsWith("eddy.") ? r.entityId
+    : link(`${base}/entities/${enc(r.type)}/${enc(r.entityId)}`, r.entityId);
+  return [
+    h("td", { class: "seq" }, link(`${base}/rows/${r.seq}`, String(r.seq))),
+    h("td", { class: "ts" }, time(r.ts)),
+    h("td", { class: "actor" }, r.actor),
+    h("td", { class: `op op-${r.op}` }, r.op),
+    h("td", { class: "type" }, r.type),
+    h("td", { class: "entity" }, entity),
+    h("td", { class: "payload" }, compact(r.payload)),
+  ];
+}
+
+export function rowElement(base, r) {
+  return h("tr", { "data-seq": String(r.seq), class: r.op === "park" ? "park" : null }, rowCells(base, r));
+}
+
+const rowHead = ["seq", "time", "actor", "op", "type", "entity", "payload"];
+
+function filterForm(ctx, mode, filters) {
+  const input = (name, placeholder) => h("input", { name, id: `f-${name}`, value: filters[name] || "", placeholder, autocomplete: "off" });
+  const when = h("textarea", { name: "when", id: "f-when", rows: 2, placeholder: "row.type == 'task' && row.payload.created == true", spellcheck: "false" }, filters.when || "");
+  const modeSel = h("select", { name: "mode", id: "f-mode" },
+    h("option", { value: "live", selected: mode === "live" }, "live (watch)"),
+    h("option", { value: "history", selected: mode === "history" }, "history (paged back)"));
+  const before = h("input", { name: "before", id: "f-before", value: ctx.query.get("before") || "", placeholder: "head+1", inputmode: "numeric" });
+  const form = h("form", { id: "stream-filters", class: "filters" },
+    h("div", { class: "grid" },
+      field("types", input("types", "task,note")),
+      field("ops", input("ops", "put,patch")),
+      field("actors", input("actors", "owner")),
+      field("exclude types", input("excludeTypes", "")),
+      field("exclude ops", input("excludeOps", "")),
+      field("exclude actors", input("excludeActors", "")),
+      field("q (free text)", input("q", "")),
+      field("entity type", input("entityType", "")),
+      field("entity id", input("entityId", "")),
+      field("mode", modeSel),
+      field("before seq", before, "history mode starts below it")),
+    field("when (CEL over row)", when),
+    h("div", { class: "actions" },
+      h("button", { type: "submit", class: "primary", id: "apply" }, "Apply"),
+      link(`${ctx.base}/stream`, "Clear")));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    const params = {};
+    for (const n of filterNames) {
+      const v = String(data.get(n) || "").trim();
+      if (v) {
+        params[n] = v;
+      }
+    }
+    if (data.get("mode") === "history") {
+      params.mode = "history";
+      const b = String(data.get("before") || "").trim();
+      if (b) {
+        params.before = b;
+      }
+    }
+    ctx.navigate(`${ctx.base}/stream${query(params)}`);
+  });
+  return form;
+}
+
+export async function render(ctx) {
+  const { el, signal, space, base } = ctx;
+  const mode = ctx.query.get("mode") === "history" ? "history" : "live";
+  const filters = filtersOf(ctx.query);
+  const status = h("div", { id: "stream-status", class: "status-line" });
+  const problems = h("div", { id: "stream-problems" });
+  const tbody = h("tbody", { id: "rows" });
+  const older = h("button", { type: "button", id: "older" }, "Older rows");
+  const end = h("div", { id: "stream-end", class: "muted" });
+  append(el, 
+    h("h1", {}, mode === "live" ? "Stream" : "History"),
+    filterForm(ctx, mode, filters),
+    status, problems,
+    h("table", { class: "rows", id: "stream" }, h("thead", {}, h("tr", {}, rowHead.map((c) => h("th", {}, c)))), tbody),
+    h("div", { class: "actions" }, older, end));
+
+  const path = `/spaces/${enc(space)}/changes`;
+  const sp = await api(`/spaces/${enc(space)}`, { signal });
+  const head = sp.head;
+  const st = { cursor: head + 1, exhausted: false, pagedBack: false, received: 0, last: head, state: "" };
+  if (mode === "history" && ctx.query.get("before")) {
+    st.cursor = Number(ctx.query.get("before"));
+  }
+  const showStatus = () => {
+    status.dataset.lastSeq = String(st.last);
+    status.dataset.state = st.state;
+    fill(status,
+      h("span", { class: `dot ${st.state}` }),
+      mode === "live" ? `${st.state} · head ${Math.max(head, st.last)} · ${st.received} new rows since opening` : `history below ${ctx.query.get("before") || head + 1}`);
+  };
+
+  async function loadOlder() {
+    if (st.exhausted) {
+      return;
+    }
+    older.disabled = true;
+    try {
+      const page = await api(path + query({ ...filters, before: st.cursor, limit: pageSize }), { signal });
+      for (const r of page.changes) {
+        append(tbody, rowElement(base, r));
+      }
+      if (page.cursor === undefined) {
+        st.exhausted = true;
+        older.hidden = true;
+        fill(end, "Start of the retained history.");
+      } else {
+        st.cursor = page.cursor;
+        if (page.changes.length === 0) {
+          fill(end, `No match in the rows scanned; older rows below ${page.cursor} remain.`);
+        } else {
+          fill(end);
+        }
+      }
+    } catch (err) {
+      if (!signal.aborted) {
+        fill(problems, errorNotice(err, "read this log"));
+      }
+    } finally {
+      older.disabled = false;
+    }
+  }
+  older.addEventListener("click", () => {
+    st.pagedBack = true;
+    loadOlder();
+  });
+
+  await loadOlder();
+  if (mode !== "live" || signal.aborted) {
+    showStatus();
+    return;
+  }
+  const live = liveRows(tbody, base, st, showStatus);
+  st.state = "connecting";
+  showStatus();
+  follow(path, filters, st, signal, live, showStatus, problems);
+}
+
+// liveRows returns the function that takes rows from the watch: it
+// queues them and adds them at the top once per animation frame. When
+// the operator has scrolled down, the page scrolls by the added height,
+// so the rows being read stay where they are.
+function liveRows(tbody, base, st, showStatus) {
+  let queue = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (queue.length === 0) {
+      return;
+    }
+    const rows = queue;
+    queue = [];
+    const frag = document.createDocumentFragment();
+    for (let i = rows.length - 1; i >= 0; i--) {
+      append(frag, rowElement(base, rows[i]));
+    }
+    const scrolled = window.scrollY > 0;
+    const before = document.documentElement.scrollHeight;
+    tbody.prepend(frag);
+    if (scrolled) {
+      window.scrollBy(0, document.documentElement.scrollHeight - before);
+    }
+    if (!st.pagedBack) {
+      trim(tbody, st);
+    }
+    showStatus();
+  };
+  return (row) => {
+    queue.push(row);
+    st.received++;
+    if (!scheduled) {
+      scheduled = true;
+      requestAnimationFrame(flush);
+      setTimeout(flush, 100); // a hidden tab gets no animation frames
+    }
+  };
+}
+
+// trim drops rows beyond keepRows from the bottom; Older resumes below the
+// last row kept.
+function trim(tbody, st) {
+  let n = tbody.rows.length - keepRows;
+  if (n <= 0) {
+    return;
+  }
+  while (n-- > 0) {
+    tbody.lastElementChild.remove();
+  }
+  st.cursor = Number(tbody.lastElementChild.dataset.seq);
+  st.exhausted = false;
+  document.getElementById("older").hidden = false;
+}
+
+const sleep = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+});
+
+// follow keeps a watch open from st.last, resuming after the last row or
+// bookmark seen whenever the stream ends, until the page goes away.
+async function follow(path, filters, st, signal, onRow, showStatus, problems) {
+  let backoff = 500;
+  while (!signal.aborted) {
+    let failure = null;
+    try {
+      await watch(path + query({ ...filters, watch: 1, from: st.last }), (f) => {
+        if (f.seq !== undefined) {
+          st.last = f.seq;
+          onRow(f);
+          backoff = 500;
+        } else if (f.bookmark !== undefined) {
+          st.last = Math.max(st.last, f.bookmark);
+          if (st.state !== "live") {
+            st.state = "live";
+            fill(problems);
+            showStatus();
+          }
+        } else if (f.error) {
+          failure = f.error;
+        }
+      }, signal);
+    } catch (err) {
+      if (signal.aborted) {
+        return;
+      }
+      if (err.status && err.status !== 429 && err.status < 500) {
+        st.state = "stopped";
+        showStatus();
+        fill(problems, errorNotice(err, "watch this log"));
+        return;
+      }
+      failure = { message: err.message };
+    }
+    if (signal.aborted) {
+      return;
+    }
+    st.state = "reconnecting";
+    showStatus();
+    fill(problems, notice("info", `The watch ended${failure ? `: ${failure.message}` : ""}; reconnecting from ${st.last}.`));
+    await sleep(backoff, signal);
+    backoff = Math.min(backoff * 2, 10000);
+  }
+}
