@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +74,7 @@ type stack struct {
 	admin   string
 	browser context.Context
 	shots   string
+	batched int // entities written by batch
 }
 
 // newStack opens eddy on SQLite, serves it and starts the browser.
@@ -198,6 +200,24 @@ func (s *stack) put(t *testing.T, typ, id string, props any) string {
 		t.Fatalf("put %s/%s: status %d: %s", typ, id, status, out)
 	}
 	return seq
+}
+
+// batch writes n entities of typ (ids e1..en, new ones each call) in one
+// request and returns the seq of the last row.
+func (s *stack) batch(t *testing.T, typ string, n int) int64 {
+	t.Helper()
+	ms := make([]map[string]any, n)
+	for i := range ms {
+		s.batched++
+		ms[i] = map[string]any{"op": "put", "type": typ, "entityId": fmt.Sprintf("e%d", s.batched),
+			"properties": map[string]any{"n": s.batched}}
+	}
+	_, seq, out := s.call(t, "POST", "/spaces/default/mutations", map[string]any{"mutations": ms})
+	last, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil {
+		t.Fatalf("batch: Eddy-Seq %q: %s", seq, out)
+	}
+	return last
 }
 
 // fence waits until the triggers handled every row <= seq.

@@ -44,8 +44,12 @@ func newHookServer(t *testing.T) *hookServer {
 // and hook (a webhook on order rows, one attempt).
 func define(t *testing.T, s *stack, hookURL string) {
 	t.Helper()
-	fn := func(name string, def any) { s.must(t, http.StatusCreated, "PUT", "/spaces/default/functions/"+name, def) }
-	trig := func(name string, def any) { s.must(t, http.StatusCreated, "PUT", "/spaces/default/triggers/"+name, def) }
+	fn := func(name string, def any) {
+		s.must(t, http.StatusCreated, "PUT", "/spaces/default/functions/"+name, def)
+	}
+	trig := func(name string, def any) {
+		s.must(t, http.StatusCreated, "PUT", "/spaces/default/triggers/"+name, def)
+	}
 	fn("noop", map[string]any{"kind": "expr", "code": "nil"})
 	fn("to-pong", map[string]any{"kind": "expr", "writes": []string{"pong"}, "code": `put("pong", entity.id, {"n": entity.properties.n + 1})`})
 	fn("to-ping", map[string]any{"kind": "expr", "writes": []string{"ping"}, "code": `put("ping", entity.id, {"n": entity.properties.n + 1})`})
@@ -121,14 +125,31 @@ func TestConsole(t *testing.T) {
 		p := admin.on(t)
 		p.visible(`#stream-status[data-state="live"]`)
 		seqs.open = s.put(t, "task", "t1", map[string]any{"title": "write the docs", "status": "open"})
-		p.visible(`#rows tr[data-seq="` + seqs.open + `"]`)
+		p.visible(`#rows .row[data-seq="` + seqs.open + `"]`)
 		s.put(t, "note", "n1", map[string]any{"text": "remember the milk"})
 		last := s.put(t, "task", "t2", map[string]any{"title": "ship it", "status": "open"})
-		p.visible(`#rows tr[data-seq="` + last + `"]`)
-		if got := p.text(`#rows tr[data-seq="` + last + `"] td.entity`); got != "t2" {
+		p.visible(`#rows .row[data-seq="` + last + `"]`)
+		if got := p.text(`#rows .row[data-seq="` + last + `"] .entity`); got != "t2" {
 			t.Fatalf("row %s shows entity %q", last, got)
 		}
 		p.shot("stream", "")
+	})
+
+	t.Run("the history keeps its place while live rows arrive", func(t *testing.T) {
+		p := admin.on(t)
+		last := s.batch(t, "event", 60)
+		p.until(fmt.Sprintf(`document.querySelector('#rows .row[data-seq="%d"]') !== null`, last))
+		anchor := fmt.Sprintf(`document.querySelector('#rows .row[data-seq="%d"]')`, last-30)
+		before := eval[float64](p, anchor+`.scrollIntoView({block: "center"}), `+anchor+`.getBoundingClientRect().top`)
+		if eval[float64](p, `window.scrollY`) <= 0 {
+			t.Fatal("the page did not scroll")
+		}
+		newest := s.batch(t, "event", 10)
+		p.until(fmt.Sprintf(`document.querySelector('#rows .row[data-seq="%d"]') !== null`, newest))
+		if after := eval[float64](p, anchor+`.getBoundingClientRect().top`); after < before-2 || after > before+2 {
+			t.Fatalf("row %d moved from %.0fpx to %.0fpx while 10 rows arrived", last-30, before, after)
+		}
+		eval[bool](p, `window.scrollTo(0, 0), true`)
 	})
 
 	t.Run("filters narrow the stream", func(t *testing.T) {
@@ -138,13 +159,13 @@ func TestConsole(t *testing.T) {
 		if loc := p.location(); !strings.Contains(loc, "types=task") {
 			t.Fatalf("filtered stream at %s", loc)
 		}
-		if n := p.count(`#rows td.type`); n == 0 || n != eval[int](p, `[...document.querySelectorAll("#rows td.type")].filter(td => td.textContent === "task").length`) {
+		if n := p.count(`#rows .type`); n == 0 || n != eval[int](p, `[...document.querySelectorAll("#rows .type")].filter(td => td.textContent === "task").length`) {
 			t.Fatalf("history under types=task shows other types (%d rows)", n)
 		}
 		note := s.put(t, "note", "n2", map[string]any{"text": "not a task"})
 		task := s.put(t, "task", "t3", map[string]any{"title": "filtered in"})
-		p.visible(`#rows tr[data-seq="` + task + `"]`)
-		if p.count(`#rows tr[data-seq="`+note+`"]`) != 0 {
+		p.visible(`#rows .row[data-seq="` + task + `"]`)
+		if p.count(`#rows .row[data-seq="`+note+`"]`) != 0 {
 			t.Fatalf("row %s (a note) shows under types=task", note)
 		}
 
@@ -152,8 +173,8 @@ func TestConsole(t *testing.T) {
 		p.visible(`#stream-status[data-state="live"]`)
 		skipped := s.put(t, "task", "t4", map[string]any{"title": "not t5"})
 		matched := s.put(t, "task", "t5", map[string]any{"title": "t5"})
-		p.visible(`#rows tr[data-seq="` + matched + `"]`)
-		if p.count(`#rows tr[data-seq="`+skipped+`"]`) != 0 {
+		p.visible(`#rows .row[data-seq="` + matched + `"]`)
+		if p.count(`#rows .row[data-seq="`+skipped+`"]`) != 0 {
 			t.Fatalf("row %s (t4) shows under when entityId == t5", skipped)
 		}
 
@@ -173,8 +194,8 @@ func TestConsole(t *testing.T) {
 		seqs.done = seq
 		s.fence(t, seq, "audit")
 		p.open("/spaces/default/stream")
-		p.visible(`#rows tr[data-seq="` + seq + `"] td.seq a`)
-		p.do(chromedp.Click(chromedp.CSS(`#rows tr[data-seq="` + seq + `"] td.seq a`)))
+		p.visible(`#rows .row[data-seq="` + seq + `"] .seq a`)
+		p.do(chromedp.Click(chromedp.CSS(`#rows .row[data-seq="` + seq + `"] .seq a`)))
 		p.visible(`#commit tr.diff-changed[data-property="status"]`)
 		if b, a := p.text(`#commit tr[data-property="status"] td.before`), p.text(`#commit tr[data-property="status"] td.after`); b != `"open"` || a != `"done"` {
 			t.Fatalf("status diff %s -> %s, want \"open\" -> \"done\"", b, a)
@@ -287,8 +308,8 @@ func TestConsole(t *testing.T) {
 			t.Fatal("t2, written after the head, shows in the snapshot")
 		}
 		p.open("/spaces/default/entities/task/t1")
-		p.visible(`#entity-history tr[data-seq="` + seqs.done + `"]`)
-		p.visible(`#entity-history tr[data-seq="` + seqs.open + `"]`)
+		p.visible(`#entity-history .row[data-seq="` + seqs.done + `"]`)
+		p.visible(`#entity-history .row[data-seq="` + seqs.open + `"]`)
 		p.open("/spaces/default/views")
 		p.visible("#page-views .notice")
 	})
@@ -300,11 +321,11 @@ func TestConsole(t *testing.T) {
 		reader.visible(`#stream-status[data-state="live"]`)
 		note := s.put(t, "note", "n3", map[string]any{"text": "private"})
 		task := s.put(t, "task", "t6", map[string]any{"title": "public"})
-		reader.visible(`#rows tr[data-seq="` + task + `"]`)
-		if reader.count(`#rows tr[data-seq="`+note+`"]`) != 0 {
+		reader.visible(`#rows .row[data-seq="` + task + `"]`)
+		if reader.count(`#rows .row[data-seq="`+note+`"]`) != 0 {
 			t.Fatal("the reader sees a note row")
 		}
-		if types := eval[[]string](reader, `[...new Set([...document.querySelectorAll("#rows td.type")].map(td => td.textContent))]`); len(types) != 1 || types[0] != "task" {
+		if types := eval[[]string](reader, `[...new Set([...document.querySelectorAll("#rows .type")].map(td => td.textContent))]`); len(types) != 1 || types[0] != "task" {
 			t.Fatalf("the reader's stream shows types %v", types)
 		}
 		reader.shot("reader", "")

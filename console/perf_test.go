@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,8 +40,17 @@ func streamLatency(t *testing.T, s *stack) {
 			const now = Date.now();
 			for (const m of ms) for (const n of m.addedNodes) if (n.dataset && n.dataset.seq) __seen.set(Number(n.dataset.seq), now);
 		}).observe(document.getElementById("rows"), { childList: true });
+		window.__loaf = { n: 0, total: 0, script: 0, render: 0, worst: 0 };
 		try {
 			new PerformanceObserver((l) => { for (const e of l.getEntries()) __long.push(e.duration); }).observe({ type: "longtask" });
+			new PerformanceObserver((l) => {
+				for (const e of l.getEntries()) {
+					const f = __loaf;
+					f.n++; f.total += e.duration; f.worst = Math.max(f.worst, e.duration);
+					f.render += e.renderStart ? e.startTime + e.duration - e.renderStart : 0;
+					for (const sc of e.scripts || []) f.script += sc.duration;
+				}
+			}).observe({ type: "long-animation-frame" });
 		} catch {}
 		return true;
 	})()`)
@@ -54,6 +64,7 @@ func streamLatency(t *testing.T, s *stack) {
 	p.until(fmt.Sprintf(`(() => { for (let q = %d; q <= %d; q++) if (!__seen.has(q)) return false; return true; })()`, first, last))
 	seen := eval[map[string]int64](p, `Object.fromEntries(__seen)`)
 	long := eval[[]float64](p, `__long`)
+	t.Logf("long animation frames: %s", eval[string](p, `JSON.stringify(__loaf)`))
 	var got map[int64]time.Time
 	select {
 	case got = <-baseline:
@@ -86,29 +97,41 @@ func quantiles(ds []time.Duration) [3]time.Duration {
 }
 
 // writeLoad commits loadRows rows, one mutation each, on a schedule of
-// loadRate a second (a late write goes at once), and returns the first
-// and last seq and the rate achieved.
+// loadRate a second: every write starts at its slot in its own goroutine
+// (at most 64 in flight), so a slow commit does not delay the next. It
+// returns the first and last seq and the rate achieved.
 func writeLoad(t *testing.T, s *stack) (first, last int64, rate float64) {
 	t.Helper()
 	ctx := context.Background()
 	gap := time.Second / loadRate
+	seqs := make([]int64, loadRows)
+	errs := make(chan error, loadRows)
+	inFlight := make(chan struct{}, 64)
+	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range loadRows {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * gap))) // pacing the load, not waiting for a result
-		res, err := s.e.Log().Write(ctx, changelog.WriteRequest{Space: "default",
-			Provenance: store.Provenance{Actor: "loader", Via: "api"},
-			Mutations: []changelog.Mutation{{Op: "put", Type: "load", EntityID: fmt.Sprintf("l%d", i),
-				Properties: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))}}})
-		if err != nil {
-			t.Fatalf("write %d: %v", i, err)
-		}
-		seq := res.Receipts[0].Seq
-		if i == 0 {
-			first = seq
-		}
-		last = seq
+		inFlight <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-inFlight }()
+			res, err := s.e.Log().Write(ctx, changelog.WriteRequest{Space: "default",
+				Provenance: store.Provenance{Actor: "loader", Via: "api"},
+				Mutations: []changelog.Mutation{{Op: "put", Type: "load", EntityID: fmt.Sprintf("l%d", i),
+					Properties: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))}}})
+			if err != nil {
+				errs <- fmt.Errorf("write %d: %w", i, err)
+				return
+			}
+			seqs[i] = res.Receipts[0].Seq
+		})
 	}
-	return first, last, float64(loadRows) / time.Since(start).Seconds()
+	wg.Wait()
+	rate = float64(loadRows) / time.Since(start).Seconds()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return slices.Min(seqs), slices.Max(seqs), rate
 }
 
 // watchBaseline watches the space from head over HTTP and sends the

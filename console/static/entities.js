@@ -4,7 +4,7 @@
 
 import { api, enc, query } from "./api.js";
 import { append, compact, errorNotice, field, fill, h, link, notice, pretty, table, time } from "./dom.js";
-import { rowElement } from "./stream.js";
+import { rowElement, rowList } from "./stream.js";
 
 const pageSize = 50;
 
@@ -104,9 +104,9 @@ export async function renderOne(ctx) {
   } catch (err) {
     append(rec, err.status === 404 ? notice("info", "No live entity (never written, or deleted: its history is below).") : errorNotice(err, `read type ${type}`));
   }
-  const tbody = h("tbody", {});
+  const tbody = h("div", { class: "rows" });
   const more = h("button", { type: "button", hidden: true }, "Older");
-  append(hist, h("table", { class: "rows" }, h("thead", {}, h("tr", {}, ["seq", "time", "actor", "op", "type", "entity", "payload"].map((c) => h("th", {}, c)))), tbody), more);
+  append(hist, rowList("history", tbody), more);
   let before = 0;
   const load = async () => {
     try {

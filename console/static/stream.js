@@ -13,7 +13,7 @@ export const filterNames = ["types", "ops", "actors", "excludeTypes", "excludeOp
 const pageSize = 50;
 // keepRows bounds the rows a live page keeps while the operator has not
 // paged back; older rows are dropped from the bottom (Older reloads them).
-const keepRows = 1000;
+const keepRows = 500;
 
 // filtersOf reads the filters of a stream URL's query.
 export function filtersOf(q) {
@@ -27,26 +27,36 @@ export function filtersOf(q) {
   return out;
 }
 
-// rowCells renders one wire row as table cells.
-export function rowCells(base, r) {
+// rowCells renders one wire row's cells.
+function rowCells(base, r) {
   const entity = r.type.startsWith("eddy.") ? r.entityId
     : link(`${base}/entities/${enc(r.type)}/${enc(r.entityId)}`, r.entityId);
   return [
-    h("td", { class: "seq" }, link(`${base}/rows/${r.seq}`, String(r.seq))),
-    h("td", { class: "ts" }, time(r.ts)),
-    h("td", { class: "actor" }, r.actor),
-    h("td", { class: `op op-${r.op}` }, r.op),
-    h("td", { class: "type" }, r.type),
-    h("td", { class: "entity" }, entity),
-    h("td", { class: "payload" }, compact(r.payload)),
+    h("span", { class: "seq" }, link(`${base}/rows/${r.seq}`, String(r.seq))),
+    h("span", { class: "ts" }, time(r.ts)),
+    h("span", { class: "actor" }, r.actor),
+    h("span", { class: `op op-${r.op}` }, r.op),
+    h("span", { class: "type" }, r.type),
+    h("span", { class: "entity" }, entity),
+    h("span", { class: "payload", title: compact(r.payload) }, compact(r.payload)),
   ];
 }
 
+// rowElement is one wire row of a row list.
 export function rowElement(base, r) {
-  return h("tr", { "data-seq": String(r.seq), class: r.op === "park" ? "park" : null }, rowCells(base, r));
+  return h("div", { class: r.op === "park" ? "row park" : "row", "data-seq": String(r.seq) }, rowCells(base, r));
 }
 
 const rowHead = ["seq", "time", "actor", "op", "type", "entity", "payload"];
+
+// rowList is a list of wire rows: a header and body, the element rows
+// go in. Rows are grid lines, not table rows, and the browser skips
+// laying out the ones off screen (content-visibility), so a live page
+// stays cheap to update however many rows it holds.
+export function rowList(id, body) {
+  return h("div", { class: "rowlist", id },
+    h("div", { class: "row head" }, rowHead.map((c) => h("span", {}, c))), body);
+}
 
 function filterForm(ctx, mode, filters) {
   const input = (name, placeholder) => h("input", { name, id: `f-${name}`, value: filters[name] || "", placeholder, autocomplete: "off" });
@@ -100,14 +110,14 @@ export async function render(ctx) {
   const filters = filtersOf(ctx.query);
   const status = h("div", { id: "stream-status", class: "status-line" });
   const problems = h("div", { id: "stream-problems" });
-  const tbody = h("tbody", { id: "rows" });
+  const body = h("div", { id: "rows" });
   const older = h("button", { type: "button", id: "older" }, "Older rows");
   const end = h("div", { id: "stream-end", class: "muted" });
   append(el, 
     h("h1", {}, mode === "live" ? "Stream" : "History"),
     filterForm(ctx, mode, filters),
     status, problems,
-    h("table", { class: "rows", id: "stream" }, h("thead", {}, h("tr", {}, rowHead.map((c) => h("th", {}, c)))), tbody),
+    rowList("stream", body),
     h("div", { class: "actions" }, older, end));
 
   const path = `/spaces/${enc(space)}/changes`;
@@ -133,7 +143,7 @@ export async function render(ctx) {
     try {
       const page = await api(path + query({ ...filters, before: st.cursor, limit: pageSize }), { signal });
       for (const r of page.changes) {
-        append(tbody, rowElement(base, r));
+        append(body, rowElement(base, r));
       }
       if (page.cursor === undefined) {
         st.exhausted = true;
@@ -165,38 +175,47 @@ export async function render(ctx) {
     showStatus();
     return;
   }
-  const live = liveRows(tbody, base, st, showStatus);
+  const live = liveRows(body, base, st, showStatus);
   st.state = "connecting";
   showStatus();
   follow(path, filters, st, signal, live, showStatus, problems);
 }
 
+// flushGap is the least time between two updates of a live page: rows
+// that arrive faster are added together, so a busy log costs the browser
+// a few layouts a second rather than one per frame.
+const flushGap = 50;
+
 // liveRows returns the function that takes rows from the watch: it
-// queues them and adds them at the top once per animation frame. When
+// queues them and adds them at the top, at most once per flushGap, in an
+// animation frame. When
 // the operator has scrolled down, the page scrolls by the added height,
 // so the rows being read stay where they are.
-function liveRows(tbody, base, st, showStatus) {
+function liveRows(body, base, st, showStatus) {
   let queue = [];
   let scheduled = false;
+  let last = 0;
   const flush = () => {
     scheduled = false;
     if (queue.length === 0) {
       return;
     }
+    last = performance.now();
     const rows = queue;
     queue = [];
     const frag = document.createDocumentFragment();
     for (let i = rows.length - 1; i >= 0; i--) {
       append(frag, rowElement(base, rows[i]));
     }
-    const scrolled = window.scrollY > 0;
-    const before = document.documentElement.scrollHeight;
-    tbody.prepend(frag);
-    if (scrolled) {
+    if (window.scrollY > 0) {
+      const before = document.documentElement.scrollHeight;
+      body.prepend(frag);
       window.scrollBy(0, document.documentElement.scrollHeight - before);
+    } else {
+      body.prepend(frag);
     }
     if (!st.pagedBack) {
-      trim(tbody, st);
+      trim(body, st);
     }
     showStatus();
   };
@@ -205,23 +224,24 @@ function liveRows(tbody, base, st, showStatus) {
     st.received++;
     if (!scheduled) {
       scheduled = true;
-      requestAnimationFrame(flush);
-      setTimeout(flush, 100); // a hidden tab gets no animation frames
+      const wait = Math.max(0, last + flushGap - performance.now());
+      setTimeout(() => requestAnimationFrame(flush), wait);
+      setTimeout(flush, wait + 100); // a hidden tab gets no animation frames
     }
   };
 }
 
 // trim drops rows beyond keepRows from the bottom; Older resumes below the
 // last row kept.
-function trim(tbody, st) {
-  let n = tbody.rows.length - keepRows;
+function trim(body, st) {
+  let n = body.childElementCount - keepRows;
   if (n <= 0) {
     return;
   }
   while (n-- > 0) {
-    tbody.lastElementChild.remove();
+    body.lastElementChild.remove();
   }
-  st.cursor = Number(tbody.lastElementChild.dataset.seq);
+  st.cursor = Number(body.lastElementChild.dataset.seq);
   st.exhausted = false;
   document.getElementById("older").hidden = false;
 }
