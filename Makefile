@@ -71,6 +71,10 @@ fuzz: ## run every fuzz target for FUZZTIME (default 30s) each
 		done; \
 	done
 
+.PHONY: console-screenshots
+console-screenshots: ## run the console's browser tests (needs chromium) and write their screenshots to docs/console
+	EDDY_BROWSER_TESTS=1 EDDY_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsole$$' -v ./console
+
 .PHONY: bench-go
 bench-go: ## run the in-repo Go benchmarks (BENCH=regexp to choose)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)

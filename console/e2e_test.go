@@ -132,7 +132,6 @@ func TestConsole(t *testing.T) {
 		if got := p.text(`#rows .row[data-seq="` + last + `"] .entity`); got != "t2" {
 			t.Fatalf("row %s shows entity %q", last, got)
 		}
-		p.shot("stream", "")
 	})
 
 	t.Run("the history keeps its place while live rows arrive", func(t *testing.T) {
@@ -355,6 +354,14 @@ func TestConsole(t *testing.T) {
 		if got := reader.text("#commit .notice"); !strings.Contains(got, "may not") {
 			t.Fatalf("the reader's note row says %q", got)
 		}
+	})
+
+	t.Run("the stream of everything above", func(t *testing.T) {
+		p := admin.on(t)
+		p.open("/spaces/default/stream?excludeTypes=event")
+		p.visible(`#stream-status[data-state="live"]`)
+		p.visible(`#rows .row.park`)
+		p.shot("stream", "")
 	})
 
 	t.Run("the stream at 200 commits/s", func(t *testing.T) { streamLatency(t, s) })

@@ -28,12 +28,12 @@ type treeAnswer struct {
 // (left out when the token may not read it: hidden).
 type treeRow struct {
 	Seq      int64      `json:"seq"`
-	Row      *store.Row `json:"row,omitempty"`
 	Depth    int        `json:"depth"`
 	CausedBy int64      `json:"causedBy,omitempty"`
 	Trigger  string     `json:"trigger,omitempty"`
 	Delivery string     `json:"delivery,omitempty"`
 	Hidden   bool       `json:"hidden,omitempty"`
+	Row      *store.Row `json:"row,omitempty"`
 }
 
 // treeDelivery is one delivery of a tree: seq is the row that caused it;

@@ -47,11 +47,12 @@ type deliveryListFlags struct {
 func (a *app) deliveriesCommand() *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "deliveries",
-		Short: "List a trigger's deliveries; retry, release or discard one",
+		Short: "List a trigger's deliveries; retry, release or discard one, or all that match",
 	}, a.deliveriesListCommand(),
 		a.deliveryOpCommand("retry", "Queue a failed delivery again with a fresh attempt budget (admin)"),
 		a.deliveryOpCommand("release", "Run a parked delivery once more, past the causality cap (admin)"),
-		a.deliveryOpCommand("discard", "Give up a delivery that has not succeeded (admin)"))
+		a.deliveryOpCommand("discard", "Give up a delivery that has not succeeded (admin)"),
+		a.deliveriesBulkCommand())
 }
 
 func (a *app) deliveriesListCommand() *cobra.Command {

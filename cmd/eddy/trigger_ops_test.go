@@ -31,6 +31,7 @@ var engineOps = [][]string{
 	{"deliveries", "retry", "dlv_1"},
 	{"deliveries", "release", "dlv_1"},
 	{"deliveries", "discard", "dlv_1"},
+	{"deliveries", "bulk", "retry"},
 	{"stances", "1"},
 	{"fence", "1", "--triggers", "on-task", "--timeout", "1s"},
 }

@@ -119,7 +119,7 @@ export function chainPicture(base, tree) {
     return notice("error", "The chain's root is missing from the answer.");
   }
   const { cols, levels } = layout(root);
-  const width = left + cols * colW + 120;
+  const width = left + cols * colW + 230; // room for the park label
   const height = top + levels * levelH;
   const svg = s("svg", { class: "chain", id: "chain-picture", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": `causal chain of row ${tree.seq}` });

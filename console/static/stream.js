@@ -60,25 +60,29 @@ export function rowList(id, body) {
 
 function filterForm(ctx, mode, filters) {
   const input = (name, placeholder) => h("input", { name, id: `f-${name}`, value: filters[name] || "", placeholder, autocomplete: "off" });
-  const when = h("textarea", { name: "when", id: "f-when", rows: 2, placeholder: "row.type == 'task' && row.payload.created == true", spellcheck: "false" }, filters.when || "");
+  const when = h("textarea", { name: "when", id: "f-when", rows: 1, placeholder: "row.type == 'task' && row.payload.created == true", spellcheck: "false" }, filters.when || "");
   const modeSel = h("select", { name: "mode", id: "f-mode" },
     h("option", { value: "live", selected: mode === "live" }, "live (watch)"),
     h("option", { value: "history", selected: mode === "history" }, "history (paged back)"));
   const before = h("input", { name: "before", id: "f-before", value: ctx.query.get("before") || "", placeholder: "head+1", inputmode: "numeric" });
+  const more = ["excludeTypes", "excludeOps", "excludeActors", "entityType", "entityId"].some((n) => filters[n]) || mode === "history";
   const form = h("form", { id: "stream-filters", class: "filters" },
     h("div", { class: "grid" },
       field("types", input("types", "task,note")),
       field("ops", input("ops", "put,patch")),
       field("actors", input("actors", "owner")),
-      field("exclude types", input("excludeTypes", "")),
-      field("exclude ops", input("excludeOps", "")),
-      field("exclude actors", input("excludeActors", "")),
-      field("q (free text)", input("q", "")),
-      field("entity type", input("entityType", "")),
-      field("entity id", input("entityId", "")),
-      field("mode", modeSel),
-      field("before seq", before, "history mode starts below it")),
+      field("q (free text)", input("q", ""))),
     field("when (CEL over row)", when),
+    h("details", { open: more },
+      h("summary", {}, "More filters and history"),
+      h("div", { class: "grid" },
+        field("exclude types", input("excludeTypes", "")),
+        field("exclude ops", input("excludeOps", "")),
+        field("exclude actors", input("excludeActors", "")),
+        field("entity type", input("entityType", "")),
+        field("entity id", input("entityId", "")),
+        field("mode", modeSel),
+        field("before seq", before, "history mode starts below it"))),
     h("div", { class: "actions" },
       h("button", { type: "submit", class: "primary", id: "apply" }, "Apply"),
       link(`${ctx.base}/stream`, "Clear")));

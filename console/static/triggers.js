@@ -75,7 +75,7 @@ async function triggerRow(ctx, t, reload) {
     h("td", {}, badge(t.enabled ? "enabled" : "disabled"), ctx.can.admin ? [" ", switchButton(ctx, t.name, t.enabled, reload)] : null),
     h("td", { class: "num" }, st ? String(st.cursor) : ""),
     h("td", { class: "num lag" }, st ? String(st.lag) : ""),
-    h("td", {}, age),
+    h("td", {}, st ? age || (st.lag > 0 ? "" : "caught up") : ""),
     h("td", {}, st && st.owner ? [st.owner, st.leaseExpires ? h("div", { class: "muted" }, `until ${time(st.leaseExpires)}`) : null] : ""),
     h("td", {}, deliveryBadges(ctx, t.name, st)));
 }
