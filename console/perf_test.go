@@ -64,7 +64,10 @@ func streamLatency(t *testing.T, s *stack) {
 	p.until(fmt.Sprintf(`(() => { for (let q = %d; q <= %d; q++) if (!__seen.has(q)) return false; return true; })()`, first, last))
 	seen := eval[map[string]int64](p, `Object.fromEntries(__seen)`)
 	long := eval[[]float64](p, `__long`)
-	t.Logf("long animation frames: %s", eval[string](p, `JSON.stringify(__loaf)`))
+	var loaf struct{ N, Total, Script, Render, Worst float64 }
+	if err := json.Unmarshal([]byte(eval[string](p, `JSON.stringify(__loaf)`)), &loaf); err != nil {
+		t.Fatal(err)
+	}
 	var got map[int64]time.Time
 	select {
 	case got = <-baseline:
@@ -84,8 +87,10 @@ func streamLatency(t *testing.T, s *stack) {
 	}
 	b, c := quantiles(browser), quantiles(client)
 	t.Logf("stream page at %.0f commits/s, %d rows, every row received: commit to row on the page p50 %v p99 %v max %v; "+
-		"Go watch client (baseline, same run) p50 %v p99 %v max %v; page/baseline p99 ratio %.1f; long tasks %d (longest %.0fms)",
-		rate, len(browser), b[0], b[1], b[2], c[0], c[1], c[2], float64(b[1])/float64(max(c[1], time.Millisecond)), len(long), slices.Max(append(long, 0)))
+		"Go watch client (baseline, same run) p50 %v p99 %v max %v; page/baseline p99 ratio %.1f; long tasks %d (longest %.0fms); "+
+		"long animation frames %.0f, %.0fms in all (%.0fms rendering, %.0fms script), the longest %.0fms",
+		rate, len(browser), b[0], b[1], b[2], c[0], c[1], c[2], float64(b[1])/float64(max(c[1], time.Millisecond)), len(long), slices.Max(append(long, 0)),
+		loaf.N, loaf.Total, loaf.Render, loaf.Script, loaf.Worst)
 }
 
 // quantiles returns the p50, p99 and max of ds, rounded to milliseconds.

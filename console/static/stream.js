@@ -27,24 +27,38 @@ export function filtersOf(q) {
   return out;
 }
 
-// rowCells renders one wire row's cells.
-function rowCells(base, r) {
-  const entity = r.type.startsWith("eddy.") ? r.entityId
-    : link(`${base}/entities/${enc(r.type)}/${enc(r.entityId)}`, r.entityId);
-  return [
-    h("span", { class: "seq" }, link(`${base}/rows/${r.seq}`, String(r.seq))),
-    h("span", { class: "ts" }, time(r.ts)),
-    h("span", { class: "actor" }, r.actor),
-    h("span", { class: `op op-${r.op}` }, r.op),
-    h("span", { class: "type" }, r.type),
-    h("span", { class: "entity" }, entity),
-    h("span", { class: "payload", title: compact(r.payload) }, compact(r.payload)),
-  ];
-}
+// rowShape is the element every row is cloned from: a live page adds
+// rows many times a second, and cloning is the cheapest way to build one.
+// Only constant markup is parsed here; a row's data goes in as text.
+const rowShape = (() => {
+  const t = document.createElement("template");
+  t.innerHTML = '<div class="row"><span class="seq"><a data-nav></a></span><span class="ts"></span>' +
+    '<span class="actor"></span><span class="op"></span><span class="type"></span><span class="entity"></span>' +
+    '<span class="payload"></span></div>';
+  return t.content.firstElementChild;
+})();
 
 // rowElement is one wire row of a row list.
 export function rowElement(base, r) {
-  return h("div", { class: r.op === "park" ? "row park" : "row", "data-seq": String(r.seq) }, rowCells(base, r));
+  const el = rowShape.cloneNode(true);
+  const [seq, ts, actor, op, type, entity, payload] = el.children;
+  el.dataset.seq = String(r.seq);
+  if (r.op === "park") {
+    el.classList.add("park");
+  }
+  seq.firstChild.href = `${base}/rows/${r.seq}`;
+  seq.firstChild.textContent = String(r.seq);
+  ts.textContent = time(r.ts);
+  actor.textContent = r.actor;
+  op.textContent = r.op;
+  type.textContent = r.type;
+  if (r.type.startsWith("eddy.")) {
+    entity.textContent = r.entityId;
+  } else {
+    entity.append(link(`${base}/entities/${enc(r.type)}/${enc(r.entityId)}`, r.entityId));
+  }
+  payload.textContent = compact(r.payload);
+  return el;
 }
 
 const rowHead = ["seq", "time", "actor", "op", "type", "entity", "payload"];
