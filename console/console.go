@@ -29,7 +29,7 @@ func Serves(path string) bool {
 // ContentSecurityPolicy is the policy of every console response: the
 // console's own scripts, styles and images only, API calls to its own
 // origin, no inline script or style, no plugins, no framing.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; " +
 	"frame-ancestors 'none'"
 
