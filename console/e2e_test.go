@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -232,6 +233,17 @@ func TestConsole(t *testing.T) {
 		// Every node is a link: the park row opens its row page.
 		p.do(chromedp.Click(chromedp.CSS(`#chain-picture .node.row.park-row rect`)))
 		p.visible(`#page-stream #commit`)
+
+		// Release the parked delivery from the deliveries page: it runs
+		// once past the cap (and its chain parks again one step on).
+		parked := deliveryIDs(t, s, "ping", "parked")
+		p.open("/spaces/default/deliveries?trigger=ping")
+		p.visible(`#parked tr[data-delivery="` + parked[0] + `"] button[data-action="release"]`)
+		p.do(chromedp.Click(chromedp.CSS(`#parked tr[data-delivery="` + parked[0] + `"] button[data-action="release"]`)))
+		p.visible(`#others tr[data-delivery="` + parked[0] + `"]`)
+		eventually(t, "the released delivery to succeed", func() bool {
+			return slices.Contains(deliveryIDs(t, s, "ping", "succeeded"), parked[0])
+		})
 	})
 
 	t.Run("failed deliveries are retried in bulk", func(t *testing.T) {
@@ -288,6 +300,9 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("backtest of op == patch matched %s, want 1 (the status patch)", got)
 		}
 		p.shot("trigger", "")
+
+		p.do(chromedp.SetValue(chromedp.CSS("#replay-from"), "0"), chromedp.Click(chromedp.CSS("#replay")))
+		p.visible("#flash .notice.ok")
 	})
 
 	t.Run("entities browse as of a head", func(t *testing.T) {

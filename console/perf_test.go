@@ -39,7 +39,7 @@ func streamLatency(t *testing.T, s *stack) {
 		new MutationObserver((ms) => {
 			const now = Date.now();
 			for (const m of ms) for (const n of m.addedNodes) if (n.dataset && n.dataset.seq) __seen.set(Number(n.dataset.seq), now);
-		}).observe(document.getElementById("rows"), { childList: true });
+		}).observe(document.getElementById("rows"), { childList: true, subtree: true });
 		window.__loaf = { n: 0, total: 0, script: 0, render: 0, worst: 0 };
 		try {
 			new PerformanceObserver((l) => { for (const e of l.getEntries()) __long.push(e.duration); }).observe({ type: "longtask" });

@@ -4,6 +4,7 @@
 
 import { api, enc, query } from "./api.js";
 import { append, compact, errorNotice, field, fill, h, link, notice, pretty, table, time } from "./dom.js";
+import { Rows } from "./rows.js";
 import { rowElement, rowList } from "./stream.js";
 
 const pageSize = 50;
@@ -105,15 +106,14 @@ export async function renderOne(ctx) {
     append(rec, err.status === 404 ? notice("info", "No live entity (never written, or deleted: its history is below).") : errorNotice(err, `read type ${type}`));
   }
   const tbody = h("div", { class: "rows" });
+  const rows = new Rows(tbody);
   const more = h("button", { type: "button", hidden: true }, "Older");
   append(hist, rowList("history", tbody), more);
   let before = 0;
   const load = async () => {
     try {
       const page = await api(`/spaces/${enc(space)}/changes${query({ entityType: type, entityId: id, before, limit: pageSize })}`, { signal });
-      for (const r of page.changes) {
-        append(tbody, rowElement(base, r));
-      }
+      rows.addOldest(page.changes.map((r) => rowElement(base, r)));
       more.hidden = page.cursor === undefined;
       before = page.cursor;
     } catch (err) {

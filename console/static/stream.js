@@ -6,6 +6,7 @@
 
 import { api, enc, query, watch } from "./api.js";
 import { append, compact, errorNotice, field, fill, h, link, notice, time } from "./dom.js";
+import { Rows } from "./rows.js";
 
 // filterNames are the stream's query parameters that go to the API as is.
 export const filterNames = ["types", "ops", "actors", "excludeTypes", "excludeOps", "excludeActors", "q", "entityType", "entityId", "when"];
@@ -63,10 +64,8 @@ export function rowElement(base, r) {
 
 const rowHead = ["seq", "time", "actor", "op", "type", "entity", "payload"];
 
-// rowList is a list of wire rows: a header and body, the element rows
-// go in. Rows are grid lines, not table rows, and the browser skips
-// laying out the ones off screen (content-visibility), so a live page
-// stays cheap to update however many rows it holds.
+// rowList is a list of wire rows: a header and body, the element a Rows
+// (rows.js) fills. Rows are grid lines of a fixed height, not table rows.
 export function rowList(id, body) {
   return h("div", { class: "rowlist", id },
     h("div", { class: "row head" }, rowHead.map((c) => h("span", {}, c))), body);
@@ -129,6 +128,7 @@ export async function render(ctx) {
   const status = h("div", { id: "stream-status", class: "status-line" });
   const problems = h("div", { id: "stream-problems" });
   const body = h("div", { id: "rows" });
+  const rows = new Rows(body);
   const older = h("button", { type: "button", id: "older" }, "Older rows");
   const end = h("div", { id: "stream-end", class: "muted" });
   append(el, 
@@ -160,9 +160,7 @@ export async function render(ctx) {
     older.disabled = true;
     try {
       const page = await api(path + query({ ...filters, before: st.cursor, limit: pageSize }), { signal });
-      for (const r of page.changes) {
-        append(body, rowElement(base, r));
-      }
+      rows.addOldest(page.changes.map((r) => rowElement(base, r)));
       if (page.cursor === undefined) {
         st.exhausted = true;
         older.hidden = true;
@@ -193,7 +191,7 @@ export async function render(ctx) {
     showStatus();
     return;
   }
-  const live = liveRows(body, base, st, showStatus);
+  const live = liveRows(rows, base, st, showStatus);
   st.state = "connecting";
   showStatus();
   follow(path, filters, st, signal, live, showStatus, problems);
@@ -206,10 +204,9 @@ const flushGap = 50;
 
 // liveRows returns the function that takes rows from the watch: it
 // queues them and adds them at the top, at most once per flushGap, in an
-// animation frame. When
-// the operator has scrolled down, the page scrolls by the added height,
-// so the rows being read stay where they are.
-function liveRows(body, base, st, showStatus) {
+// animation frame. When the operator has scrolled down, the page scrolls
+// by the added height, so the rows being read stay where they are.
+function liveRows(rows, base, st, showStatus) {
   let queue = [];
   let scheduled = false;
   let last = 0;
@@ -219,21 +216,23 @@ function liveRows(body, base, st, showStatus) {
       return;
     }
     last = performance.now();
-    const rows = queue;
+    const els = queue.map((r) => rowElement(base, r));
     queue = [];
-    const frag = document.createDocumentFragment();
-    for (let i = rows.length - 1; i >= 0; i--) {
-      append(frag, rowElement(base, rows[i]));
-    }
     if (window.scrollY > 0) {
       const before = document.documentElement.scrollHeight;
-      body.prepend(frag);
+      rows.addNewest(els);
       window.scrollBy(0, document.documentElement.scrollHeight - before);
     } else {
-      body.prepend(frag);
+      rows.addNewest(els);
     }
     if (!st.pagedBack) {
-      trim(body, st);
+      const kept = rows.trim(keepRows);
+      if (kept !== undefined) {
+        // Older resumes below the last row kept.
+        st.cursor = kept;
+        st.exhausted = false;
+        document.getElementById("older").hidden = false;
+      }
     }
     showStatus();
   };
@@ -247,21 +246,6 @@ function liveRows(body, base, st, showStatus) {
       setTimeout(flush, wait + 100); // a hidden tab gets no animation frames
     }
   };
-}
-
-// trim drops rows beyond keepRows from the bottom; Older resumes below the
-// last row kept.
-function trim(body, st) {
-  let n = body.childElementCount - keepRows;
-  if (n <= 0) {
-    return;
-  }
-  while (n-- > 0) {
-    body.lastElementChild.remove();
-  }
-  st.cursor = Number(body.lastElementChild.dataset.seq);
-  st.exhausted = false;
-  document.getElementById("older").hidden = false;
 }
 
 const sleep = (ms, signal) => new Promise((resolve) => {

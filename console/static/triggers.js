@@ -207,8 +207,7 @@ function replayPanel(ctx, name, reload) {
     go.disabled = true;
     try {
       await api(`/spaces/${enc(ctx.space)}/triggers/${enc(name)}/replay`, { method: "POST", body: { from: n } });
-      fill(out, notice("ok", `Replaying the rows after ${n}.`));
-      reload();
+      reload(notice("ok", `Replaying the rows after ${n}.`));
     } catch (err) {
       fill(out, errorNotice(err));
     } finally {
@@ -227,7 +226,8 @@ export async function renderOne(ctx) {
     link(`${ctx.base}/deliveries${query({ trigger: name })}`, "its deliveries")));
   const body = h("div", {});
   append(el, body);
-  const load = async () => {
+  // load renders the trigger, with flash (a notice) over it when given.
+  const load = async (flash) => {
     let t;
     let sp;
     try {
@@ -238,7 +238,7 @@ export async function renderOne(ctx) {
     }
     const st = t.status;
     const age = await lagAge(ctx, st);
-    fill(body,
+    fill(body, flash instanceof Node ? h("div", { id: "flash" }, flash) : null,
       h("dl", { class: "facts", id: "trigger-status" },
         h("dt", {}, "state"), h("dd", {}, badge(t.enabled ? "enabled" : "disabled"), ctx.can.admin ? [" ", switchButton(ctx, name, t.enabled, load)] : null),
         h("dt", {}, "source"), h("dd", {}, source(t)),
