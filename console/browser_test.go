@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +23,7 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
-	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/internal/eddytest"
 )
 
 // The browser tests run in headless Chromium (Debian's chromium). They
@@ -69,8 +66,8 @@ func chromium(t *testing.T) string {
 // the subtests of a console test.
 type stack struct {
 	t       *testing.T
+	srv     *eddytest.Server
 	e       *eddy.Eddy
-	srv     *httptest.Server
 	admin   string
 	browser context.Context
 	shots   string
@@ -81,26 +78,11 @@ type stack struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	exe := chromium(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := eddy.Open(context.Background(), eddy.Config{DataDir: t.TempDir(), Logger: logger, Heartbeat: time.Hour,
-		Engine: engine.Options{Poll: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatalf("open eddy: %v", err)
-	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(),
-		Engine: e.Engine(), Logger: logger, Version: "test"}).Handler()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
-			t.Errorf("close eddy: %v", err)
-		}
-	})
-	s := &stack{t: t, e: e, srv: srv, shots: os.Getenv("EDDY_CONSOLE_SCREENSHOTS")}
+	srv := eddytest.New(t, eddytest.SQLite)
+	s := &stack{t: t, srv: srv, e: srv.Eddy(), admin: srv.Admin, shots: os.Getenv("EDDY_CONSOLE_SCREENSHOTS")}
 	if s.shots == "" {
 		s.shots = t.ArtifactDir()
 	}
-	s.admin = s.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe),
@@ -139,10 +121,7 @@ func newStack(t *testing.T) *stack {
 // token creates a token and returns its secret.
 func (s *stack) token(p auth.CreateParams) string {
 	s.t.Helper()
-	_, secret, err := s.e.Auth().Create(context.Background(), p)
-	if err != nil {
-		s.t.Fatalf("create token: %v", err)
-	}
+	_, secret := s.srv.Token(p)
 	return secret
 }
 
@@ -170,7 +149,7 @@ func (s *stack) call(t *testing.T, method, path string, body any) (int, string, 
 	if r != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := s.srv.Client().Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

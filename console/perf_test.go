@@ -150,7 +150,7 @@ func watchBaseline(t *testing.T, s *stack, head int64) <-chan map[int64]time.Tim
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.admin)
-	res, err := s.srv.Client().Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
