@@ -45,5 +45,8 @@
 // Walk follows provenance.causedBy from a row to its root (depth 0). A
 // link below the horizon ends the chain with a pruned marker instead of
 // failing; a chain that breaks the rules (a cause that is not strictly
-// smaller, a chain longer than the bound) is a *MalformedError.
+// smaller, a chain longer than the bound) is a *MalformedError. Descend
+// walks up to the root and back down: the whole tree of the rows the root
+// caused, level by level, with the deliveries between them. A cause is
+// always a smaller seq, so the descent ends.
 package causality
