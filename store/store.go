@@ -345,6 +345,7 @@ type Store interface {
 
 	TriggerStore
 	CausalStore
+	ViewStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
