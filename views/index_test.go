@@ -24,15 +24,15 @@ func mustView(tb testing.TB, name, def string) *Definition {
 // view does.
 func TestIndexAgreesWithNaive(t *testing.T) {
 	t.Parallel()
-	rounds, changes := 20, 300
+	rounds, changes := 8, 200
 	if testing.Short() {
-		rounds = 5
+		rounds = 3
 	}
 	var stats struct{ views, guarded, changes, judged, held int }
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(11, uint64(round)))
 		var defs []*Definition
-		for i := range 60 {
+		for i := range 40 {
 			defs = append(defs, randomView(t, rng, fmt.Sprintf("v%02d", i)))
 		}
 		x := NewIndex(defs)
