@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -24,6 +25,8 @@ type Config struct {
 	Hub *watch.Hub
 	// Definitions manages functions and triggers; nil builds one over Log.
 	Definitions *definitions.Service
+	// Views serves view sync; nil builds one over Log and Hub.
+	Views *views.Service
 	// Engine answers the trigger operations (enable, disable, reset,
 	// replay, deliveries, stances, fences) and a trigger's status; nil
 	// answers them unavailable.
@@ -56,6 +59,7 @@ type Server struct {
 	auth      *auth.Service
 	hub       *watch.Hub
 	defs      *definitions.Service
+	views     *views.Service
 	engine    *engine.Engine
 	logger    *slog.Logger
 	version   string
@@ -73,6 +77,7 @@ func New(cfg Config) *Server {
 		auth:    cfg.Auth,
 		hub:     cfg.Hub,
 		defs:    cfg.Definitions,
+		views:   cfg.Views,
 		engine:  cfg.Engine,
 		logger:  cfg.Logger,
 		version: cfg.Version,
@@ -88,6 +93,9 @@ func New(cfg Config) *Server {
 	}
 	if s.defs == nil && cfg.Log != nil {
 		s.defs = definitions.New(cfg.Log, definitions.Options{})
+	}
+	if s.views == nil && cfg.Log != nil {
+		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
 	}
 	if s.version == "" {
 		s.version = "dev"

@@ -176,4 +176,3 @@ func jsonMarshal(v any) ([]byte, error) {
 	}
 	return b, nil
 }
-

@@ -251,7 +251,9 @@ func (c *client) ids() []string {
 	return out
 }
 
-func recordKey(r store.Record) string { return r.Type + "/" + r.ID + "@" + strconv.FormatInt(r.Version, 10) }
+func recordKey(r store.Record) string {
+	return r.Type + "/" + r.ID + "@" + strconv.FormatInt(r.Version, 10)
+}
 
 // truth returns what the view holds now, as "type/id@version", sorted.
 func (e *env) truth(view string) []string {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -79,6 +80,9 @@ type Service struct {
 	schemas map[string]schemaEntry // by space; guarded by mu
 
 	feeds feeds
+	// catchUps counts the store reads of streams behind their feed's
+	// tail (tests read it).
+	catchUps atomic.Int64
 }
 
 // schemaEntry is a space's type definition hashes at one schema version.

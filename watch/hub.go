@@ -106,6 +106,7 @@ type Hub struct {
 	beforeCatchUp func(pos int64)
 
 	stopping chan struct{}  // closed by the first Stop
+	subs     subscribers    // Subscribe's wake-ups
 	streams  sync.WaitGroup // open streams
 	open     atomic.Int64   // open streams, for Watchers
 	loops    sync.WaitGroup // space loops and the listener
@@ -198,6 +199,7 @@ func (h *Hub) Notify(space string, head int64) {
 	if h == nil {
 		return
 	}
+	h.subs.wake(space)
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if space == "" {
