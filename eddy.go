@@ -20,6 +20,7 @@ import (
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/telemetry"
+	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -64,6 +65,9 @@ type Config struct {
 	// Engine tunes the trigger engine (leases, batches, polling); its
 	// Logger defaults to Logger.
 	Engine engine.Options
+	// ViewSessionTTL is the retry window of frozen view bootstrap
+	// sessions (default views.DefaultSessionTTL, 10m).
+	ViewSessionTTL time.Duration
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -82,6 +86,7 @@ type Eddy struct {
 	auth    *auth.Service
 	hub     *watch.Hub
 	defs    *definitions.Service
+	views   *views.Service
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
@@ -130,6 +135,8 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	}
 	e.eng = engine.New(e.log, e.funcs, cfg.Engine)
 	e.tel.WatchTriggers(e.eng.Gauges)
+	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
+	e.tel.WatchViews(e.views.OpenSessions)
 	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
@@ -246,6 +253,9 @@ func (e *Eddy) Log() *changelog.Log { return e.log }
 // Definitions returns the function and trigger definitions service: pass
 // it to server.Config.Definitions.
 func (e *Eddy) Definitions() *definitions.Service { return e.defs }
+
+// Views returns the view sync service: pass it to server.Config.Views.
+func (e *Eddy) Views() *views.Service { return e.views }
 
 // Functions returns the registry of this process's Go handlers: register
 // each handler a function of kind "go" names ({"kind": "go", "handler":

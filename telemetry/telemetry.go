@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +52,9 @@ type Telemetry struct {
 	httpRequests   metric.Int64Counter
 	httpDuration   metric.Float64Histogram
 	trig           triggerInstruments
+
+	viewsMu sync.RWMutex
+	views   *viewInstruments // guarded by viewsMu; set by WatchViews
 
 	committed, failed metric.MeasurementOption
 }

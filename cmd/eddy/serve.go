@@ -20,6 +20,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/views"
 )
 
 // serveOptions are the flags of eddy serve.
@@ -32,6 +33,8 @@ type serveOptions struct {
 	retainAge         time.Duration
 	retainRows        int64
 	housekeepInterval time.Duration
+
+	viewSessionTTL time.Duration
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -85,6 +88,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.retainAge, "retain-age", 0, "prune commits older than this, e.g. 720h (default 0: keep)")
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
+	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -96,6 +100,8 @@ func (o *serveOptions) validate() error {
 	switch {
 	case o.heartbeat <= 0:
 		return usagef("--heartbeat must be positive")
+	case o.viewSessionTTL <= 0:
+		return usagef("--bootstrap-retry-window must be positive")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -118,6 +124,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
+		ViewSessionTTL:    o.viewSessionTTL,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -145,7 +152,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
