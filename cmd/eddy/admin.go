@@ -23,14 +23,14 @@ func (a *app) typesCommand() *cobra.Command {
 	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.typesGetCommand(), a.typesDeleteCommand())
 }
 
-// applyCommand is `eddy apply`: types, functions and triggers.
+// applyCommand is `eddy apply`: types, functions, triggers and views.
 func (a *app) applyCommand() *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
-		Short: "Apply declarations from a YAML or JSON file (types, functions, triggers)",
+		Short: "Apply declarations from a YAML or JSON file (types, functions, triggers, views)",
 		Long: `Put every declaration of a YAML or JSON file ('-' for stdin) into the space.
-The document holds up to three maps from name to definition, applied in this
+The document holds up to four maps from name to definition, applied in this
 order (so a trigger may name a function of the same file), each in name order:
 
   types:
@@ -46,6 +46,11 @@ order (so a trigger may name a function of the same file), each in name order:
     on-done:
       source: {changes: {types: [task], ops: [patch]}}
       function: stamp-completed
+  views:
+    open-tasks:
+      version: v1
+      types: [task]
+      filter: {cel: "entity.properties.done != true"}
 
 Each line of output says whether a definition was created or updated; warnings
 (such as cycles in the trigger graph) go to standard error. The first refused
@@ -81,7 +86,7 @@ space. The document holds a map 'types' from type name to definition:
           initial: open
           transitions: {open: [done], done: [open]}
 
-'eddy apply' also takes functions and triggers.`,
+'eddy apply' also takes functions, triggers and views.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -101,7 +106,7 @@ type applySection struct {
 }
 
 // applySections are the sections of an apply document, in apply order.
-var applySections = []applySection{{"types", "type"}, {"functions", "function"}, {"triggers", "trigger"}}
+var applySections = []applySection{{"types", "type"}, {"functions", "function"}, {"triggers", "trigger"}, {"views", "view"}}
 
 // applyDocument is a parsed apply document: per section key, definitions
 // by name.

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// viewBacktestChunk is how many commits one view backtest request judges.
+const viewBacktestChunk = 10_000
+
+// viewBacktestFlags are the options of eddy views backtest.
+type viewBacktestFlags struct {
+	from, to, chunk int64
+	samples         int
+	file            string
+	asJSON          bool
+}
+
+// viewSample is one sampled entity of a view backtest.
+type viewSample struct {
+	Seq  int64  `json:"seq"`
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// viewBacktestResult is the answer of POST .../views/{view}/backtest, and
+// the sum of the CLI's chunks.
+type viewBacktestResult struct {
+	View       string                  `json:"view"`
+	From       int64                   `json:"from"`
+	To         int64                   `json:"to"`
+	Scanned    int64                   `json:"scanned"`
+	SizeAtFrom *int64                  `json:"sizeAtFrom,omitempty"`
+	SizeAtTo   *int64                  `json:"sizeAtTo,omitempty"`
+	Entered    int64                   `json:"entered"`
+	Left       int64                   `json:"left"`
+	Updated    int64                   `json:"updated"`
+	Deleted    int64                   `json:"deleted"`
+	Samples    map[string][]viewSample `json:"samples"`
+	Truncated  bool                    `json:"truncated"`
+}
+
+// transitions are the sample keys, in print order.
+var transitions = []string{"entered", "left", "updated", "deleted"}
+
+// add sums a chunk into r, keeping the first samples of each transition.
+func (r *viewBacktestResult) add(c viewBacktestResult, samples int) {
+	r.View, r.To = c.View, c.To
+	r.Scanned += c.Scanned
+	r.Entered += c.Entered
+	r.Left += c.Left
+	r.Updated += c.Updated
+	r.Deleted += c.Deleted
+	r.Truncated = r.Truncated || c.Truncated
+	if r.SizeAtFrom == nil {
+		r.SizeAtFrom = c.SizeAtFrom
+	}
+	for _, k := range transitions {
+		for _, s := range c.Samples[k] {
+			if len(r.Samples[k]) < samples {
+				r.Samples[k] = append(r.Samples[k], s)
+			}
+		}
+	}
+}
+
+func (a *app) viewsBacktestCommand() *cobra.Command {
+	var f viewBacktestFlags
+	cmd := &cobra.Command{
+		Use:   "backtest NAME [--from N] [--to M] [-f proposed-view.yaml]",
+		Short: "Judge the history (from, to] with a view: its size at both ends and what entered or left it",
+		Long: `Judge the committed changes (--from, --to] with the view NAME (or, with -f, the
+definition in the file, under NAME and without saving it) and print the view's
+size at both ends and how many changes made an entity enter, leave, stay
+(updated) or be deleted, with sample ids. Nothing is sent or recorded, so a
+filter change can be judged before it resets clients. --to defaults to the
+head; the range is walked in chunks of 10000 commits with progress on stderr.`,
+		Example: `  eddy views backtest open-tasks --from 0
+  eddy views backtest open-tasks -f open-tasks-v2.yaml`,
+		Args: exactArgs("NAME"),
+		RunE: action(func(cmd *cobra.Command, args []string) error {
+			return a.backtestView(cmd, args[0], f)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.Int64Var(&f.from, "from", 0, "judge the commits after this seq")
+	fl.Int64Var(&f.to, "to", 0, "judge the commits up to this seq (default the head)")
+	fl.IntVar(&f.samples, "samples", 10, "sample ids kept per transition (1..100)")
+	fl.StringVarP(&f.file, "file", "f", "", "a proposed view definition to judge instead of the saved one")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fl.Int64Var(&f.chunk, "chunk", viewBacktestChunk, "commits judged per request")
+	_ = fl.MarkHidden("chunk")
+	return cmd
+}
+
+func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags) error {
+	if f.chunk < 1 || f.samples < 1 {
+		return usagef("--chunk and --samples must be at least 1")
+	}
+	var def json.RawMessage
+	if f.file != "" {
+		var err error
+		if def, err = a.readDefinition(f.file); err != nil {
+			return err
+		}
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	to := f.to
+	if to == 0 {
+		var sp struct {
+			Head int64 `json:"head"`
+		}
+		if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
+			return err
+		}
+		to = sp.Head
+	}
+	total := viewBacktestResult{From: f.from, To: f.from, Samples: map[string][]viewSample{}}
+	for lo, first := f.from, true; ; first = false {
+		hi := max(min(lo+f.chunk, to), lo)
+		body, _ := json.Marshal(map[string]any{"from": lo, "to": hi, "samples": f.samples, "definition": def, "sizes": first}) // plain values
+		resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "views", name, "backtest"), body: body})
+		if err != nil {
+			return err
+		}
+		var r viewBacktestResult
+		if err := json.Unmarshal(resp.body, &r); err != nil {
+			return fmt.Errorf("decode backtest: %w", err)
+		}
+		total.add(r, f.samples)
+		if to-f.from > f.chunk {
+			fmt.Fprintf(a.stderr, "judged %d/%d\n", r.To-f.from, to-f.from)
+		}
+		if r.Truncated || r.To >= to || r.To <= lo {
+			break
+		}
+		lo = r.To
+	}
+	if total.SizeAtFrom != nil {
+		end := *total.SizeAtFrom + total.Entered - total.Left - total.Deleted
+		total.SizeAtTo = &end
+	}
+	if f.asJSON {
+		out, err := json.Marshal(total)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		return a.printJSON(out)
+	}
+	return a.printViewBacktest(total)
+}
+
+func (a *app) printViewBacktest(r viewBacktestResult) error {
+	fmt.Fprintf(a.stdout, "view %s, commits (%d, %d]: %d judged", r.View, r.From, r.To, r.Scanned)
+	if r.Truncated {
+		fmt.Fprint(a.stdout, " (truncated)")
+	}
+	fmt.Fprintln(a.stdout)
+	if r.SizeAtFrom != nil && r.SizeAtTo != nil {
+		fmt.Fprintf(a.stdout, "  size %d at %d, %d at %d\n", *r.SizeAtFrom, r.From, *r.SizeAtTo, r.To)
+	}
+	fmt.Fprintf(a.stdout, "  entered %d, left %d, updated %d, deleted %d\n", r.Entered, r.Left, r.Updated, r.Deleted)
+	for _, k := range transitions {
+		if len(r.Samples[k]) == 0 {
+			continue
+		}
+		ids := make([]string, len(r.Samples[k]))
+		for i, s := range r.Samples[k] {
+			ids[i] = fmt.Sprintf("%s/%s@%d", s.Type, s.ID, s.Seq)
+		}
+		fmt.Fprintf(a.stdout, "  %s: %s\n", k, strings.Join(ids, " "))
+	}
+	return nil
+}
