@@ -124,7 +124,8 @@ func TestApplyErrors(t *testing.T) {
 	tests := []struct {
 		name, doc, want string
 	}{
-		{"views not yet", "views: {v: {}}\n", `unknown key "views"`},
+		{"unknown key", "journals: {j: {}}\n", `unknown key "journals"`},
+		{"view not a map", "views: {v: 1}\n", "view v: the definition must be a map"},
 		{"empty", "{}\n", "the document must be a map"},
 		{"empty functions", "functions: {}\n", "'functions' must map function names"},
 		{"trigger not a map", "triggers: {t: 1}\n", "trigger t: the definition must be a map"},
