@@ -108,10 +108,12 @@ type viewContext struct {
 	err error
 }
 
-// fcommit is one commit of the tail with its judgments by the views
-// indexed when it was read.
+// fcommit is one commit of the tail with the judgments of the views of
+// the index x it was judged with: a view of x absent from judged has
+// nothing to say about the commit.
 type fcommit struct {
 	c      store.Commit
+	x      *Index
 	judged map[*Definition][]changeJudgment
 }
 
@@ -258,12 +260,12 @@ func (fd *feed) pull(ctx context.Context) error {
 
 // judgeCommit judges a commit with every indexed view.
 func judgeCommit(x *Index, c store.Commit) *fcommit {
-	fc := &fcommit{c: c, judged: map[*Definition][]changeJudgment{}}
-	for i := range x.defs {
-		fc.judged[x.defs[i]] = nil // judged: nothing, unless Judge says otherwise
-	}
+	fc := &fcommit{c: c, x: x}
 	for ci := range c.Changes {
 		for _, j := range x.Judge(&c.Changes[ci]) {
+			if fc.judged == nil {
+				fc.judged = map[*Definition][]changeJudgment{}
+			}
 			d := x.View(j.View)
 			fc.judged[d] = append(fc.judged[d], changeJudgment{change: ci, Judgment: j.Judgment})
 		}

@@ -37,6 +37,7 @@ import (
 // changes.
 type Index struct {
 	defs   []*Definition
+	has    map[*Definition]bool
 	byType map[string]*bucket
 }
 
@@ -61,8 +62,9 @@ type Judged struct {
 
 // NewIndex indexes defs; Judged.View refers to their positions.
 func NewIndex(defs []*Definition) *Index {
-	x := &Index{defs: defs, byType: map[string]*bucket{}}
+	x := &Index{defs: defs, has: make(map[*Definition]bool, len(defs)), byType: map[string]*bucket{}}
 	for i, d := range defs {
+		x.has[d] = true
 		prop, key, guarded := d.guard()
 		for _, t := range d.Types() {
 			b := x.byType[t]
@@ -105,6 +107,9 @@ func (b *bucket) add(id int32, prop string, key any, guarded bool) {
 
 // Len returns the number of indexed views.
 func (x *Index) Len() int { return len(x.defs) }
+
+// Has reports whether d is indexed.
+func (x *Index) Has(d *Definition) bool { return x.has[d] }
 
 // View returns the indexed view at position i.
 func (x *Index) View(i int) *Definition { return x.defs[i] }

@@ -189,12 +189,11 @@ func (vs *viewStream) page(items []*fcommit) error {
 // project projects one commit with the feed's judgments when it has
 // them for this view, judging it here otherwise.
 func (vs *viewStream) project(it *fcommit) Commit {
-	js, ok := it.judged[vs.d]
-	if !ok {
+	if it.x == nil || !it.x.Has(vs.d) {
 		return projectCommit(vs.d, &it.c, vs.reader)
 	}
 	out := Commit{Seq: it.c.Seq}
-	for _, j := range js {
+	for _, j := range it.judged[vs.d] {
 		if ch, ok := vs.d.Project(&it.c.Changes[j.change], j.Judgment, vs.reader); ok {
 			out.Changes = append(out.Changes, ch)
 		}
