@@ -54,7 +54,7 @@ func TestFrozenRetryIdentical(t *testing.T) {
 	})
 }
 
-func encodePages(t *testing.T, pages []BootstrapPage) []string {
+func encodePages(t testing.TB, pages []BootstrapPage) []string {
 	t.Helper()
 	out := make([]string, len(pages))
 	for i, p := range pages {

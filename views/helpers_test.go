@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,22 +24,27 @@ import (
 	"github.com/eddy-run/eddy/store/storetest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if url := os.Getenv(streamClientEnv); url != "" {
+		runStreamClients(url)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // driver opens a fresh, migrated store for one test.
 type driver struct {
 	name string
-	open func(t *testing.T) store.Store
+	open func(t testing.TB) store.Store
 }
 
 var drivers = []driver{
-	{"sqlite", func(t *testing.T) store.Store {
+	{"sqlite", func(t testing.TB) store.Store {
 		t.Helper()
 		return storetest.Migrated(t, func(ctx context.Context) (*sqlite.Store, error) {
 			return sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
 		})
 	}},
-	{"postgres", func(t *testing.T) store.Store {
+	{"postgres", func(t testing.TB) store.Store {
 		t.Helper()
 		return storetest.Migrated(t, func(ctx context.Context) (*postgres.Store, error) {
 			return postgres.Open(ctx, pgtest.NewDatabase(t))
@@ -51,7 +57,7 @@ var admin = &auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: 
 
 // env is one test's store, log, clock and views service, on space "s".
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	st    store.Store
 	log   *changelog.Log
@@ -70,7 +76,7 @@ func forEachDriver(t *testing.T, fn func(e *env)) {
 	}
 }
 
-func newEnv(t *testing.T, st store.Store) *env {
+func newEnv(t testing.TB, st store.Store) *env {
 	t.Helper()
 	lg := changelog.New(st, changelog.Options{})
 	t.Cleanup(func() { _ = lg.Close() })
@@ -153,7 +159,7 @@ func (e *env) delta(view, cur string, budget int) DeltaPage {
 }
 
 // wantReset fails unless err is reset_required with reason.
-func wantReset(t *testing.T, err error, reason Reason) {
+func wantReset(t testing.TB, err error, reason Reason) {
 	t.Helper()
 	if got := ResetReason(err); got != reason {
 		t.Fatalf("err %v: reason %q, want %q", err, got, reason)
@@ -167,13 +173,13 @@ func wantReset(t *testing.T, err error, reason Reason) {
 // client is a test replica of one view: records by key with version and
 // tombstone barriers, as a MultiViewClient keeps them.
 type client struct {
-	t       *testing.T
+	t       testing.TB
 	records map[store.EntityKey]store.Record
 	tomb    map[store.EntityKey]int64
 	cursor  string
 }
 
-func newClient(t *testing.T) *client {
+func newClient(t testing.TB) *client {
 	return &client{t: t, records: map[store.EntityKey]store.Record{}, tomb: map[store.EntityKey]int64{}}
 }
 

@@ -42,9 +42,17 @@ func (s *Service) Watch(w http.ResponseWriter, r *http.Request, p DeltaParams) e
 	if err != nil {
 		return err
 	}
-	vs := &viewStream{s: s, hub: hub, d: d, vc: vc, bind: cur.bind, cd: cd, reader: p.Reader, budget: budget,
+	fd, err := s.feeds.join(r.Context(), p.Space, hub, d)
+	if err != nil {
+		return err
+	}
+	vs := &viewStream{s: s, hub: hub, fd: fd, d: d, vc: vc, bind: cur.bind, cd: cd, reader: p.Reader, budget: budget,
 		pos: cur.seq, told: cur.seq}
-	return hub.ServeFunc(w, r, vs.run)
+	if err := hub.ServeFunc(w, r, vs.run); err != nil {
+		s.feeds.leave(fd, d)
+		return err
+	}
+	return nil
 }
 
 // viewStream is one live view stream's state; only its own goroutine
@@ -78,14 +86,11 @@ type frame struct {
 // run feeds the stream until it fails, the client leaves, the hub stops
 // or the view's context changes.
 func (vs *viewStream) run(ctx context.Context, st *watch.Stream) error {
-	fd, err := vs.s.feeds.join(ctx, vs.vc.Space, vs.hub, vs.d)
-	if err != nil {
-		return err
-	}
+	fd := vs.fd
 	defer vs.s.feeds.leave(fd, vs.d)
 	vs.s.observe(Event{Kind: "stream_open", Space: vs.vc.Space, View: vs.vc.View})
 	defer vs.s.observe(Event{Kind: "stream_close", Space: vs.vc.Space, View: vs.vc.View})
-	vs.fd, vs.st = fd, st
+	vs.st = st
 	vs.timer = time.NewTimer(vs.hub.Heartbeat())
 	vs.beat = time.Now().Add(vs.hub.Heartbeat())
 	defer vs.timer.Stop()

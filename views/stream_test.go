@@ -29,7 +29,7 @@ type streamEnv struct {
 	srv *httptest.Server
 }
 
-func newStreamEnv(t *testing.T, st store.Store, heartbeat time.Duration) *streamEnv {
+func newStreamEnv(t testing.TB, st store.Store, heartbeat time.Duration) *streamEnv {
 	t.Helper()
 	var hub *watch.Hub
 	lg := changelog.New(st, changelog.Options{OnCommit: func(space string, head int64) { hub.Notify(space, head) }})
@@ -86,7 +86,7 @@ func (se *streamEnv) serve(w http.ResponseWriter, r *http.Request) {
 
 // liveStream reads a live view stream's lines on a goroutine.
 type liveStream struct {
-	t     *testing.T
+	t     testing.TB
 	res   *http.Response
 	lines chan string
 	stop  context.CancelFunc
@@ -179,7 +179,7 @@ func str(raw json.RawMessage) string {
 }
 
 // pageSummary renders a page frame's commits like summary.
-func pageSummary(t *testing.T, m map[string]json.RawMessage) string {
+func pageSummary(t testing.TB, m map[string]json.RawMessage) string {
 	t.Helper()
 	var p DeltaPage
 	if err := json.Unmarshal(mustJSON(t, m), &p); err != nil {
@@ -188,7 +188,7 @@ func pageSummary(t *testing.T, m map[string]json.RawMessage) string {
 	return summary(p)
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -97,8 +97,9 @@ func (s *Stream) Stopping() <-chan struct{} { return s.h.stopping }
 // with the terminal {"error": …} frame it maps to (a *problem.Error as
 // is; ErrStopping as unavailable). Like Serve, it returns at once for a
 // taken-over HTTP/1.1 connection, running run on a goroutine of the hub;
-// otherwise it returns when run does. It fails with nothing written only
-// when the hub is stopping.
+// otherwise it returns when run does. It fails with nothing written, and
+// without calling run, only when the hub is stopping; otherwise run is
+// called exactly once.
 func (h *Hub) ServeFunc(w http.ResponseWriter, r *http.Request, run StreamFunc) error {
 	if !h.enter() {
 		return problem.New(problem.Unavailable, "the server is shutting down")
@@ -123,10 +124,15 @@ func (h *Hub) ServeFunc(w http.ResponseWriter, r *http.Request, run StreamFunc) 
 	return nil
 }
 
-// serve sends the response head, runs the stream and ends it.
+// serve sends the response head, runs the stream and ends it. run runs
+// even when the head cannot be sent (the client is gone), on an ended
+// context, so that it always gets to clean up.
 func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 	defer st.sink.close()
 	if err := start(st.sink); err != nil {
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		_ = run(gone, st)
 		return
 	}
 	err := run(ctx, st)
