@@ -112,7 +112,7 @@ func (s *Server) openBootstrap(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	op, err := s.views.Open(r.Context(), views.OpenParams{Space: space, View: r.PathValue("view"),
-		PageSize: body.PageSize, Strategy: body.Strategy, At: body.At, Reader: p})
+		PageSize: body.PageSize, Strategy: body.Strategy, At: body.At, Reader: views.Identify(p, p.TokenID)})
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s *Server) bootstrapPage(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
 		return err
 	}
-	page, err := s.views.Page(r.Context(), space, r.PathValue("view"), r.PathValue("token"), p)
+	page, err := s.views.Page(r.Context(), space, r.PathValue("view"), r.PathValue("token"), views.Identify(p, p.TokenID))
 	if err != nil {
 		return err
 	}

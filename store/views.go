@@ -20,9 +20,14 @@ type ViewSession struct {
 	ID string
 	// View names the view the session was opened for.
 	View string
+	// Reader names who the records were judged readable for (a token
+	// id), or is "" when they were not judged.
+	Reader string
 	// Watermark is the seq the snapshot is consistent as of.
 	Watermark int64
-	// Pages and Records count what the session holds.
+	// PageSize is the records of every page but the last; Pages and
+	// Records count what the session holds.
+	PageSize  int
 	Pages     int
 	Records   int64
 	CreatedAt time.Time

@@ -115,7 +115,7 @@ func (s *Service) Open(ctx context.Context, p OpenParams) (Opened, error) {
 		out.Token = cd.encodeKeyset(keysetToken{bind: vc.binding(), watermark: w, pageSize: p.PageSize})
 		return out, nil
 	}
-	t, err := s.materialize(ctx, sp, d, vc, w, p.PageSize)
+	t, err := s.materialize(ctx, sp, d, vc, w, p.PageSize, p.Reader)
 	if err != nil {
 		return Opened{}, err
 	}
@@ -182,7 +182,7 @@ func (s *Service) keysetPage(ctx context.Context, cd codec, sp store.Space, d *D
 	if err != nil {
 		return BootstrapPage{}, err
 	}
-	body, err := jsonMarshal(recs)
+	body, err := encodeRecords(recs)
 	if err != nil {
 		return BootstrapPage{}, err
 	}
@@ -214,9 +214,15 @@ func (s *Service) frozenPage(ctx context.Context, cd codec, sp store.Space, vc C
 	if err != nil {
 		return BootstrapPage{}, fmt.Errorf("read bootstrap page: %w", err)
 	}
-	recs, n, err := readable(pg.Records, r)
-	if err != nil {
-		return BootstrapPage{}, err
+	recs, n := pg.Records, int(-1)
+	switch hdr.Reader {
+	case "": // judged when served
+		if recs, n, err = readable(pg.Records, r); err != nil {
+			return BootstrapPage{}, err
+		}
+	case readerID(r): // judged for this reader when materialized
+	default:
+		return BootstrapPage{}, s.reset(sp.ID, vc.View, TokenUnknown, "the bootstrap was opened with another token; open one with this token")
 	}
 	page := BootstrapPage{Context: vc, Token: token, Offset: pg.Offset, Records: recs}
 	if t.page+1 < hdr.Pages {
@@ -226,40 +232,94 @@ func (s *Service) frozenPage(ctx context.Context, cd codec, sp store.Space, vc C
 		c := cd.encodeCursor(cursor{bind: t.bind, seq: hdr.Watermark})
 		page.Cursor, page.Complete = &c, true
 	}
+	if n < 0 {
+		n = int(min(hdr.Records-pg.Offset, int64(hdr.PageSize)))
+	}
 	s.observe(Event{Kind: "projected", Space: sp.ID, View: vc.View, Changes: n})
 	return page, nil
+}
+
+// storedRecord is a record of a stored page as the reader's rule judges
+// it: the snapshot a rule sees ({type, id, version, properties, links}),
+// and the stored bytes.
+type storedRecord struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id"`
+	Version    int64           `json:"version"`
+	Properties json.RawMessage `json:"properties"`
+	Links      []store.Link    `json:"links"`
 }
 
 // readable returns a stored page's records the reader may read: the
 // stored bytes themselves when it may read them all.
 func readable(stored json.RawMessage, r Reader) (json.RawMessage, int, error) {
-	var recs []store.Record
-	if err := json.Unmarshal(stored, &recs); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(stored, &raws); err != nil {
 		return nil, 0, fmt.Errorf("decode stored bootstrap page: %w", err)
 	}
-	kept := recs[:0]
-	for i := range recs {
-		if r.CanReadRecord(&recs[i]) {
-			kept = append(kept, recs[i])
+	kept := raws[:0]
+	for _, raw := range raws {
+		var sr storedRecord
+		if err := json.Unmarshal(raw, &sr); err != nil {
+			return nil, 0, fmt.Errorf("decode stored bootstrap record: %w", err)
+		}
+		rec := store.Record{Type: sr.Type, ID: sr.ID, Version: sr.Version, Kind: store.KindLive, Properties: sr.Properties, Links: sr.Links}
+		if r.CanReadRecord(&rec) {
+			kept = append(kept, raw)
 		}
 	}
-	if len(kept) == len(recs) {
-		return stored, len(recs), nil
+	if len(kept) == len(raws) {
+		return stored, len(raws), nil
 	}
-	b, err := jsonMarshal(kept)
-	return b, len(kept), err
+	return joinJSON(kept), len(kept), nil
+}
+
+// encodeRecords encodes records as a JSON array, each as its own
+// MarshalJSON writes it.
+func encodeRecords(recs []store.Record) (json.RawMessage, error) {
+	raws := make([]json.RawMessage, len(recs))
+	for i := range recs {
+		b, err := recs[i].MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode record %s/%s: %w", recs[i].Type, recs[i].ID, err)
+		}
+		raws[i] = b
+	}
+	return joinJSON(raws), nil
+}
+
+// joinJSON makes a JSON array of encoded values.
+func joinJSON(vals []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, v := range vals {
+		n += len(v) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, v := range vals {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
 }
 
 // materialize stores a frozen session of the view as of w, cut in pages,
-// and returns the token of its first page.
-func (s *Service) materialize(ctx context.Context, sp store.Space, d *Definition, vc Context, w int64, pageSize int) (frozenToken, error) {
+// and returns the token of its first page. For an identified reader the
+// records are judged readable now, for it; for an anonymous one every
+// page is judged when it is served.
+func (s *Service) materialize(ctx context.Context, sp store.Space, d *Definition, vc Context, w int64, pageSize int, r Reader) (frozenToken, error) {
 	t := frozenToken{bind: vc.binding(), expires: s.now().Add(s.opts.SessionTTL)}
 	if _, err := rand.Read(t.session[:]); err != nil {
 		return frozenToken{}, fmt.Errorf("session id: %w", err)
 	}
 	id := hex.EncodeToString(t.session[:])
 	s.expireSessions(ctx)
-	all := func(*store.Record) bool { return true }
+	allow, reader := func(*store.Record) bool { return true }, readerID(r)
+	if reader != "" {
+		allow = r.CanReadRecord
+	}
 	var (
 		pos     scanPos
 		batch   []store.ViewSessionPage
@@ -268,14 +328,14 @@ func (s *Service) materialize(ctx context.Context, sp store.Space, d *Definition
 		holding = true
 	)
 	for holding {
-		recs, next, done, err := s.scan(ctx, sp.ID, d, w, pos, pageSize, 0, all)
+		recs, next, done, err := s.scan(ctx, sp.ID, d, w, pos, pageSize, 0, allow)
 		if err != nil {
 			return frozenToken{}, err
 		}
 		if offset += int64(len(recs)); offset > MaxFrozenRecords {
 			return frozenToken{}, problem.New(problem.Unprocessable, "view %q holds more than %d records: bootstrap it with strategy %q", vc.View, MaxFrozenRecords, Keyset)
 		}
-		body, err := jsonMarshal(recs)
+		body, err := encodeRecords(recs)
 		if err != nil {
 			return frozenToken{}, err
 		}
@@ -289,7 +349,7 @@ func (s *Service) materialize(ctx context.Context, sp store.Space, d *Definition
 			batch = batch[:0]
 		}
 	}
-	hdr := store.ViewSession{Space: sp.ID, ID: id, View: d.Name(), Watermark: w, Pages: nPages, Records: offset,
+	hdr := store.ViewSession{Space: sp.ID, ID: id, View: d.Name(), Reader: reader, Watermark: w, PageSize: pageSize, Pages: nPages, Records: offset,
 		CreatedAt: s.now(), ExpiresAt: t.expires}
 	if err := s.st.ViewSessionPut(ctx, hdr); err != nil {
 		return frozenToken{}, fmt.Errorf("store bootstrap session: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -218,4 +219,48 @@ func TestFrozenSecondProcess(t *testing.T) {
 	if got, want := c.ids(), b.truth("alpha"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("client %v, view %v", got, want)
 	}
+}
+
+// TestFrozenReaders: a frozen bootstrap opened by an identified reader
+// is judged for it when materialized and served to it only; one opened
+// anonymously is judged page by page for whoever reads it.
+func TestFrozenReaders(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(e *env) {
+		e.write(put("task", "a", `{"project":"alpha"}`), put("task", "b", `{"project":"alpha"}`), put("task", "c", `{"project":"alpha"}`))
+		e.putView("alpha", alphaView)
+		notB := Identify(readNot("b"), "tok_1")
+		op, err := e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", Reader: notB})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		p, err := e.svc.Page(e.ctx, "s", "alpha", op.Token, notB)
+		if err != nil || !strings.Contains(string(p.Records), `"id":"a"`) || strings.Contains(string(p.Records), `"id":"b"`) {
+			e.t.Fatalf("page for tok_1: %s, %v", p.Records, err)
+		}
+		_, err = e.svc.Page(e.ctx, "s", "alpha", op.Token, Identify(readAll{}, "tok_2"))
+		wantReset(e.t, err, TokenUnknown)
+		// Anonymous: materialized whole, judged when served.
+		op, err = e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", Reader: readAll{}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for reader, want := range map[Reader]string{readAll{}: "abc", readNot("c"): "ab", Identify(readNot("a"), "tok_3"): "bc"} {
+			p, err := e.svc.Page(e.ctx, "s", "alpha", op.Token, reader)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			var recs []store.Record
+			if err := json.Unmarshal(p.Records, &recs); err != nil {
+				e.t.Fatal(err)
+			}
+			got := ""
+			for _, r := range recs {
+				got += r.ID
+			}
+			if got != want || p.Offset != 0 {
+				e.t.Errorf("reader %v: %q (offset %d), want %q", reader, got, p.Offset, want)
+			}
+		}
+	})
 }

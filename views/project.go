@@ -39,6 +39,32 @@ type Reader interface {
 	CanReadRecord(r *store.Record) bool
 }
 
+// Identified is a Reader that names who it is (a token id). A frozen
+// bootstrap opened by an identified reader is judged for it once, when
+// it is materialized, and is then served to that reader only.
+type Identified interface {
+	Reader
+	ReaderID() string
+}
+
+// Identify returns r named id.
+func Identify(r Reader, id string) Identified { return identified{r, id} }
+
+type identified struct {
+	Reader
+	id string
+}
+
+func (i identified) ReaderID() string { return i.id }
+
+// readerID is r's name, or "" for an anonymous reader.
+func readerID(r Reader) string {
+	if i, ok := r.(Identified); ok {
+		return i.ReaderID()
+	}
+	return ""
+}
+
 // Judgment is a view's membership verdict on both sides of one source
 // change, before any reader's rule: whether the view holds the before and
 // the after snapshot.

@@ -12,9 +12,9 @@ import (
 var _ store.ViewStore = (*Store)(nil)
 
 const (
-	sqlViewSessionInsert = `INSERT INTO view_sessions (space, id, view, watermark, pages, records, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-	sqlViewPageGet = `SELECT s.view, s.watermark, s.pages, s.records, s.created_at, s.expires_at, p."offset", p.records
+	sqlViewSessionInsert = `INSERT INTO view_sessions (space, id, view, reader, watermark, page_size, pages, records, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	sqlViewPageGet = `SELECT s.view, s.reader, s.watermark, s.page_size, s.pages, s.records, s.created_at, s.expires_at, p."offset", p.records
 		FROM view_sessions s LEFT JOIN view_session_pages p ON p.space = s.space AND p.id = s.id AND p.page = $3
 		WHERE s.space = $1 AND s.id = $2`
 	// The expired sessions, headers and headerless page sets alike, and
@@ -45,7 +45,7 @@ func (s *Store) ViewSessionPagesPut(ctx context.Context, space, id string, expir
 
 // ViewSessionPut stores a session's header; ErrExists if it has one.
 func (s *Store) ViewSessionPut(ctx context.Context, v store.ViewSession) error {
-	_, err := s.pool.Exec(ctx, sqlViewSessionInsert, v.Space, v.ID, v.View, v.Watermark, v.Pages, v.Records,
+	_, err := s.pool.Exec(ctx, sqlViewSessionInsert, v.Space, v.ID, v.View, v.Reader, v.Watermark, v.PageSize, v.Pages, v.Records,
 		microUTC(v.CreatedAt), microUTC(v.ExpiresAt))
 	return wrap("put view session", err)
 }
@@ -60,7 +60,7 @@ func (s *Store) ViewSessionPage(ctx context.Context, space, id string, page int)
 		recs   *string
 	)
 	err := s.pool.QueryRow(ctx, sqlViewPageGet, space, id, page).
-		Scan(&v.View, &v.Watermark, &v.Pages, &v.Records, &v.CreatedAt, &v.ExpiresAt, &offset, &recs)
+		Scan(&v.View, &v.Reader, &v.Watermark, &v.PageSize, &v.Pages, &v.Records, &v.CreatedAt, &v.ExpiresAt, &offset, &recs)
 	if err != nil {
 		return v, p, wrap("get view session page", err)
 	}

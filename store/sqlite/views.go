@@ -15,9 +15,9 @@ var _ store.ViewStore = (*Store)(nil)
 const (
 	sqlViewPageInsert = `INSERT INTO view_session_pages (space, id, page, offset, records, expires_at)
 VALUES (?, ?, ?, ?, ?, ?)`
-	sqlViewSessionInsert = `INSERT INTO view_sessions (space, id, view, watermark, pages, records, created_at, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlViewSessionGet = `SELECT view, watermark, pages, records, created_at, expires_at
+	sqlViewSessionInsert = `INSERT INTO view_sessions (space, id, view, reader, watermark, page_size, pages, records, created_at, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlViewSessionGet = `SELECT view, reader, watermark, page_size, pages, records, created_at, expires_at
 FROM view_sessions WHERE space = ? AND id = ?`
 	sqlViewPageGet = `SELECT offset, records FROM view_session_pages WHERE space = ? AND id = ? AND page = ?`
 	// The expired sessions: headers and headerless page sets alike.
@@ -50,7 +50,7 @@ func (s *Store) ViewSessionPagesPut(ctx context.Context, space, id string, expir
 // ViewSessionPut stores a session's header; ErrExists if it has one.
 func (s *Store) ViewSessionPut(ctx context.Context, v store.ViewSession) error {
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, sqlViewSessionInsert, v.Space, v.ID, v.View, v.Watermark, v.Pages, v.Records,
+		_, err := tx.ExecContext(ctx, sqlViewSessionInsert, v.Space, v.ID, v.View, v.Reader, v.Watermark, v.PageSize, v.Pages, v.Records,
 			micros(utcMicro(v.CreatedAt)), micros(utcMicro(v.ExpiresAt)))
 		return err
 	})
@@ -65,7 +65,7 @@ func (s *Store) ViewSessionPage(ctx context.Context, space, id string, page int)
 		return v, store.ViewSessionPage{}, wrap("get view session", err)
 	}
 	var created, expires int64
-	if err := row.Scan(&v.View, &v.Watermark, &v.Pages, &v.Records, &created, &expires); err != nil {
+	if err := row.Scan(&v.View, &v.Reader, &v.Watermark, &v.PageSize, &v.Pages, &v.Records, &created, &expires); err != nil {
 		return v, store.ViewSessionPage{}, wrap("get view session", err)
 	}
 	v.CreatedAt, v.ExpiresAt = fromMicros(created), fromMicros(expires)

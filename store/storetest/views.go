@@ -50,7 +50,7 @@ func testViewSessions(t *testing.T, open OpenFunc) {
 	if err := st.ViewSessionPagesPut(ctx0, "s", "sess1", exp, pages[1:2]); err == nil {
 		t.Fatal("a page stored twice was accepted")
 	}
-	hdr := store.ViewSession{Space: "s", ID: "sess1", View: "open", Watermark: 42, Pages: 3, Records: 6, CreatedAt: ts(0), ExpiresAt: exp}
+	hdr := store.ViewSession{Space: "s", ID: "sess1", View: "open", Reader: "tok_1", Watermark: 42, PageSize: 2, Pages: 3, Records: 6, CreatedAt: ts(0), ExpiresAt: exp}
 	if err := st.ViewSessionPut(ctx0, hdr); err != nil {
 		t.Fatal(err)
 	}

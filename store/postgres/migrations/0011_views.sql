@@ -4,7 +4,9 @@ CREATE TABLE view_sessions (
     space      text COLLATE "C" NOT NULL,
     id         text COLLATE "C" NOT NULL,
     view       text        NOT NULL,
+    reader     text        NOT NULL DEFAULT '',
     watermark  bigint      NOT NULL,
+    page_size  integer     NOT NULL,
     pages      integer     NOT NULL,
     records    bigint      NOT NULL,
     created_at timestamptz NOT NULL,
@@ -26,5 +28,9 @@ CREATE TABLE view_session_pages (
     expires_at timestamptz NOT NULL,
     PRIMARY KEY (space, id, page)
 );
+
+-- Pages are read whole and often: store them out of line uncompressed,
+-- so serving one costs no decompression.
+ALTER TABLE view_session_pages ALTER COLUMN records SET STORAGE EXTERNAL;
 
 CREATE INDEX view_session_pages_expires_idx ON view_session_pages (expires_at);
