@@ -64,11 +64,19 @@ func BenchmarkBootstrap(b *testing.B) {
 		b.Fatal(err)
 	}
 	runs := map[string]func() (int, time.Duration){
-		"raw":          func() (int, time.Duration) { return timed(func() int { return rawScan(b, st) }) },
-		"keyset":       func() (int, time.Duration) { return timed(func() int { return bootstrap(b, svc, admin, views.Keyset) }) },
-		"frozen":       func() (int, time.Duration) { return timed(func() int { return bootstrap(b, svc, admin, views.Frozen) }) },
-		"http-keyset":  func() (int, time.Duration) { return timed(func() int { return httpBootstrap(b, srv.URL, secret, views.Keyset) }) },
-		"http-frozen":  func() (int, time.Duration) { return timed(func() int { return httpBootstrap(b, srv.URL, secret, views.Frozen) }) },
+		"raw": func() (int, time.Duration) { return timed(func() int { return rawScan(b, st) }) },
+		"keyset": func() (int, time.Duration) {
+			return timed(func() int { return bootstrap(b, svc, admin, views.Keyset) })
+		},
+		"frozen": func() (int, time.Duration) {
+			return timed(func() int { return bootstrap(b, svc, admin, views.Frozen) })
+		},
+		"http-keyset": func() (int, time.Duration) {
+			return timed(func() int { return httpBootstrap(b, srv.URL, secret, views.Keyset) })
+		},
+		"http-frozen": func() (int, time.Duration) {
+			return timed(func() int { return httpBootstrap(b, srv.URL, secret, views.Frozen) })
+		},
 		"frozen-pages": func() (int, time.Duration) { return frozenPagesOnly(b, svc, admin) },
 	}
 	rates := map[string]float64{}
