@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/views"
 )
@@ -100,15 +101,9 @@ type openBootstrapBody struct {
 // and the first page's token.
 func (s *Server) openBootstrap(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
-	if err != nil {
-		return err
-	}
-	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
-		return err
-	}
 	var body openBootstrapBody
-	if err := decodeOptional(r, &body); err != nil {
+	p, err := viewRequest(r, space, accessRead, &body)
+	if err != nil {
 		return err
 	}
 	op, err := s.views.Open(r.Context(), views.OpenParams{Space: space, View: r.PathValue("view"),
@@ -123,11 +118,8 @@ func (s *Server) openBootstrap(w http.ResponseWriter, r *http.Request) error {
 // bootstrapPage answers GET .../views/{view}/bootstrap/{token}.
 func (s *Server) bootstrapPage(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	p, err := viewRequest(r, space, accessRead, nil)
 	if err != nil {
-		return err
-	}
-	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
 		return err
 	}
 	page, err := s.views.Page(r.Context(), space, r.PathValue("view"), r.PathValue("token"), views.Identify(p, p.TokenID))
@@ -187,15 +179,9 @@ type backtestViewBody struct {
 // (from, to].
 func (s *Server) backtestView(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessAdmin)
-	if err != nil {
-		return err
-	}
-	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
-		return err
-	}
 	var body backtestViewBody
-	if err := decodeOptional(r, &body); err != nil {
+	p, err := viewRequest(r, space, accessAdmin, &body)
+	if err != nil {
 		return err
 	}
 	if string(body.Definition) == "null" {
@@ -218,13 +204,7 @@ func (s *Server) backtestView(w http.ResponseWriter, r *http.Request) error {
 // its new epoch: every view cursor of the space must reset.
 func (s *Server) rotateEpoch(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if _, err := authorize(r, space, accessAdmin); err != nil {
-		return err
-	}
-	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
-		return err
-	}
-	if err := optionalObject(r); err != nil {
+	if _, err := viewRequest(r, space, accessAdmin, &struct{}{}); err != nil {
 		return err
 	}
 	sp, err := s.views.RotateEpoch(r.Context(), space)
@@ -234,4 +214,22 @@ func (s *Server) rotateEpoch(w http.ResponseWriter, r *http.Request) error {
 	setSeq(w, sp.Head)
 	s.writeJSON(w, r, http.StatusOK, spaceView(sp))
 	return nil
+}
+
+// viewRequest authorizes a request without query parameters and decodes
+// its optional strict JSON body into body (nil: no body is read).
+func viewRequest(r *http.Request, space string, need access, body any) (*auth.Principal, error) {
+	p, err := authorize(r, space, need)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
+		return nil, err
+	}
+	if body != nil {
+		if err := decodeOptional(r, body); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/views"
 )
 
 // viewBacktestChunk is how many commits one view backtest request judges.
@@ -20,35 +22,12 @@ type viewBacktestFlags struct {
 	asJSON          bool
 }
 
-// viewSample is one sampled entity of a view backtest.
-type viewSample struct {
-	Seq  int64  `json:"seq"`
-	Type string `json:"type"`
-	ID   string `json:"id"`
-}
-
-// viewBacktestResult is the answer of POST .../views/{view}/backtest, and
-// the sum of the CLI's chunks.
-type viewBacktestResult struct {
-	View       string                  `json:"view"`
-	From       int64                   `json:"from"`
-	To         int64                   `json:"to"`
-	Scanned    int64                   `json:"scanned"`
-	SizeAtFrom *int64                  `json:"sizeAtFrom,omitempty"`
-	SizeAtTo   *int64                  `json:"sizeAtTo,omitempty"`
-	Entered    int64                   `json:"entered"`
-	Left       int64                   `json:"left"`
-	Updated    int64                   `json:"updated"`
-	Deleted    int64                   `json:"deleted"`
-	Samples    map[string][]viewSample `json:"samples"`
-	Truncated  bool                    `json:"truncated"`
-}
-
 // transitions are the sample keys, in print order.
 var transitions = []string{"entered", "left", "updated", "deleted"}
 
-// add sums a chunk into r, keeping the first samples of each transition.
-func (r *viewBacktestResult) add(c viewBacktestResult, samples int) {
+// addBacktest sums a chunk into r, keeping the first samples of each
+// transition.
+func addBacktest(r *views.BacktestResult, c views.BacktestResult, samples int) {
 	r.View, r.To = c.View, c.To
 	r.Scanned += c.Scanned
 	r.Entered += c.Entered
@@ -122,7 +101,7 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 		}
 		to = sp.Head
 	}
-	total := viewBacktestResult{From: f.from, To: f.from, Samples: map[string][]viewSample{}}
+	total := views.BacktestResult{From: f.from, To: f.from, Samples: map[string][]views.BacktestSample{}}
 	for lo, first := f.from, true; ; first = false {
 		hi := max(min(lo+f.chunk, to), lo)
 		body, _ := json.Marshal(map[string]any{"from": lo, "to": hi, "samples": f.samples, "definition": def, "sizes": first}) // plain values
@@ -130,11 +109,11 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 		if err != nil {
 			return err
 		}
-		var r viewBacktestResult
+		var r views.BacktestResult
 		if err := json.Unmarshal(resp.body, &r); err != nil {
 			return fmt.Errorf("decode backtest: %w", err)
 		}
-		total.add(r, f.samples)
+		addBacktest(&total, r, f.samples)
 		if to-f.from > f.chunk {
 			fmt.Fprintf(a.stderr, "judged %d/%d\n", r.To-f.from, to-f.from)
 		}
@@ -157,7 +136,7 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 	return a.printViewBacktest(total)
 }
 
-func (a *app) printViewBacktest(r viewBacktestResult) error {
+func (a *app) printViewBacktest(r views.BacktestResult) error {
 	fmt.Fprintf(a.stdout, "view %s, commits (%d, %d]: %d judged", r.View, r.From, r.To, r.Scanned)
 	if r.Truncated {
 		fmt.Fprint(a.stdout, " (truncated)")
