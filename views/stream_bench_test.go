@@ -8,9 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -18,19 +15,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/eddy-run/eddy/internal/benchproc"
 )
 
-// streamClientEnv selects the client mode of the test binary: the
+// streamClientEnv selects the client mode of the test binary (see
+// benchproc.Child): the
 // benchmark re-executes itself with it set, so the client sockets and
 // their readers live in another process than the server's streams.
 const streamClientEnv = "EDDY_VIEWS_BENCH_CLIENT"
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
 
 // BenchmarkViewStreams opens EDDY_BENCH_STREAMS live view streams
 // (default 1,000) over EDDY_BENCH_VIEWS views (default 100, fieldEquals
@@ -41,10 +34,10 @@ func envInt(name string, def int) int {
 // the page (p50, p99, max) over every delivery. EDDY_BENCH_DRIVER picks
 // sqlite or postgres (the default).
 func BenchmarkViewStreams(b *testing.B) {
-	streams := envInt("EDDY_BENCH_STREAMS", 1000)
-	nviews := envInt("EDDY_BENCH_VIEWS", 100)
-	rate := envInt("EDDY_BENCH_RATE", 100)
-	seconds := envInt("EDDY_BENCH_SECONDS", 10)
+	streams := benchproc.EnvInt("EDDY_BENCH_STREAMS", 1000)
+	nviews := benchproc.EnvInt("EDDY_BENCH_VIEWS", 100)
+	rate := benchproc.EnvInt("EDDY_BENCH_RATE", 100)
+	seconds := benchproc.EnvInt("EDDY_BENCH_SECONDS", 10)
 	d := drivers[1]
 	if os.Getenv("EDDY_BENCH_DRIVER") == "sqlite" {
 		d = drivers[0]
@@ -59,15 +52,16 @@ func BenchmarkViewStreams(b *testing.B) {
 	// Memory per idle stream is the slope between half the streams and
 	// all of them, so one-time costs (the database pool growing while
 	// the first streams open, the feed) do not count.
-	child, out, in := startStreamClients(b, se.srv.URL, streams, nviews)
+	child, out, in := benchproc.Child(b, streamClientEnv+"="+se.srv.URL,
+		"EDDY_BENCH_STREAMS="+strconv.Itoa(streams), "EDDY_BENCH_VIEWS="+strconv.Itoa(nviews))
 	for _, c := range cursors {
 		fmt.Fprintln(in, c)
 	}
-	expectLine(b, out, "half")
-	heap0, stack0 := memNow()
+	benchproc.ExpectLine(b, out, "half")
+	heap0, stack0, _ := benchproc.MemNow()
 	fmt.Fprintln(in, "more")
-	expectLine(b, out, "ready")
-	heap1, stack1 := memNow()
+	benchproc.ExpectLine(b, out, "ready")
+	heap1, stack1, _ := benchproc.MemNow()
 	streams -= streams / 2
 	if p := os.Getenv("EDDY_BENCH_HEAPPROFILE"); p != "" {
 		f, err := os.Create(p)
@@ -82,7 +76,7 @@ func BenchmarkViewStreams(b *testing.B) {
 	b.ReportMetric(float64(heap1-heap0)/float64(streams), "heap-B/stream")
 	b.ReportMetric(float64(stack1-stack0)/float64(streams), "stack-B/stream")
 	b.ReportMetric(float64(heap1+stack1-heap0-stack0)/float64(streams), "B/idle-stream")
-	streams = envInt("EDDY_BENCH_STREAMS", 1000)
+	streams = benchproc.EnvInt("EDDY_BENCH_STREAMS", 1000)
 
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	commits := rate * seconds
@@ -95,7 +89,7 @@ func BenchmarkViewStreams(b *testing.B) {
 	b.ReportMetric(float64(commits)/time.Since(start).Seconds(), "commits/s")
 	fmt.Fprintf(in, "end %d\n", commits/nviews)
 	var res streamResult
-	if err := json.Unmarshal([]byte(expectLine(b, out, "result ")), &res); err != nil {
+	if err := json.Unmarshal([]byte(benchproc.ExpectLine(b, out, "result ")), &res); err != nil {
 		b.Fatal(err)
 	}
 	in.Close()
@@ -111,53 +105,6 @@ func BenchmarkViewStreams(b *testing.B) {
 	b.ReportMetric(res.Max, "max-ms")
 }
 
-// memNow returns the live heap and the goroutine stacks after a few
-// collections (stacks shrink by half per collection while mostly unused).
-func memNow() (heap, stack uint64) {
-	for range 4 {
-		runtime.GC()
-	}
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, ms.StackInuse
-}
-
-func startStreamClients(b *testing.B, url string, streams, nviews int) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), streamClientEnv+"="+url,
-		"EDDY_BENCH_STREAMS="+strconv.Itoa(streams), "EDDY_BENCH_VIEWS="+strconv.Itoa(nviews))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	return cmd, bufio.NewReader(out), in
-}
-
-// expectLine reads child output until a line starting with prefix and
-// returns the rest of it.
-func expectLine(b *testing.B, out *bufio.Reader, prefix string) string {
-	b.Helper()
-	for {
-		l, err := out.ReadString('\n')
-		if err != nil {
-			b.Fatalf("client process: %v (waiting for %q)", err, prefix)
-		}
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), prefix); ok {
-			return rest
-		}
-	}
-}
-
 // streamResult is what the client process reports.
 type streamResult struct {
 	Deliveries int64   `json:"deliveries"`
@@ -167,30 +114,12 @@ type streamResult struct {
 	Max        float64 `json:"max"`
 }
 
-// latencies counts latencies in 100 µs buckets up to 10 s.
-type latencies struct{ b [100_001]atomic.Int64 }
-
-func (h *latencies) add(d time.Duration) {
-	h.b[min(max(int(d/(100*time.Microsecond)), 0), len(h.b)-1)].Add(1)
-}
-
-func (h *latencies) quantile(q float64, total int64) float64 {
-	want := int64(q * float64(total))
-	var acc int64
-	for i := range h.b {
-		if acc += h.b[i].Load(); acc > want {
-			return float64(i) / 10
-		}
-	}
-	return float64(len(h.b)) / 10
-}
-
 // runStreamClients is the client process: it reads one cursor per view
 // from stdin, opens the streams (stream i follows view i mod views),
 // says "ready", reads until every stream got the count of upserts named
 // by "end N", and prints "result {json}".
 func runStreamClients(url string) {
-	streams, nviews := envInt("EDDY_BENCH_STREAMS", 1000), envInt("EDDY_BENCH_VIEWS", 100)
+	streams, nviews := benchproc.EnvInt("EDDY_BENCH_STREAMS", 1000), benchproc.EnvInt("EDDY_BENCH_VIEWS", 100)
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	cursors := make([]string, nviews)
@@ -202,7 +131,7 @@ func runStreamClients(url string) {
 		cursors[i] = sc.Text()
 	}
 	var (
-		hist  latencies
+		hist  benchproc.Histogram
 		total atomic.Int64
 		ready sync.WaitGroup
 	)
@@ -245,7 +174,7 @@ func runStreamClients(url string) {
 		}
 	}
 	res := streamResult{Deliveries: total.Load(), Missing: missing}
-	res.P50, res.P99, res.Max = hist.quantile(0.5, res.Deliveries), hist.quantile(0.99, res.Deliveries), hist.quantile(1, res.Deliveries-1)
+	res.P50, res.P99, res.Max = hist.Quantile(0.5, res.Deliveries), hist.Quantile(0.99, res.Deliveries), hist.Quantile(1, res.Deliveries-1)
 	j, _ := json.Marshal(res)
 	fmt.Printf("result %s\n", j)
 	_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes stdin when done
@@ -254,7 +183,7 @@ func runStreamClients(url string) {
 
 // readViewStream sends a raw stream request and records, for every
 // upsert of every page, the latency from the "t" its record carries.
-func readViewStream(conn net.Conn, req string, count *atomic.Int64, hist *latencies, total *atomic.Int64, opened func()) {
+func readViewStream(conn net.Conn, req string, count *atomic.Int64, hist *benchproc.Histogram, total *atomic.Int64, opened func()) {
 	defer conn.Close()
 	if _, err := io.WriteString(conn, req); err != nil {
 		opened()
@@ -284,7 +213,7 @@ func readViewStream(conn net.Conn, req string, count *atomic.Int64, hist *latenc
 				rest = rest[i+4:]
 				j := bytes.IndexAny(rest, ",}")
 				if t, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
-					hist.add(time.Duration(now - t))
+					hist.Add(time.Duration(now - t))
 					total.Add(1)
 					count.Add(1)
 				}

@@ -10,9 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -22,6 +19,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/benchproc"
 	"github.com/eddy-run/eddy/store/storetest"
 )
 
@@ -31,28 +29,21 @@ import (
 // limit holds one side per process).
 const benchClientEnv = "EDDY_WATCH_BENCH_CLIENT"
 
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // BenchmarkWatchers opens EDDY_BENCH_WATCHERS (default 10,000) streams on
 // one space from a child process, measures the server's memory per idle
 // watcher, then commits at EDDY_BENCH_RATE per second (default 5) for
 // EDDY_BENCH_SECONDS (default 5) and reports commit-to-delivery latency
 // (row ts to the client's receive time) over every delivery.
 func BenchmarkWatchers(b *testing.B) {
-	n := envInt("EDDY_BENCH_WATCHERS", 10_000)
-	rate := envInt("EDDY_BENCH_RATE", 5)
-	seconds := envInt("EDDY_BENCH_SECONDS", 5)
+	n := benchproc.EnvInt("EDDY_BENCH_WATCHERS", 10_000)
+	rate := benchproc.EnvInt("EDDY_BENCH_RATE", 5)
+	seconds := benchproc.EnvInt("EDDY_BENCH_SECONDS", 5)
 	e := newEnv(b, drivers[0].open(b), Options{})
 
-	heap0, stack0, rss0 := memNow()
-	child, out, in := startClients(b, e.srv.URL, n)
-	expectLine(b, out, "ready")
-	heap1, stack1, rss1 := memNow()
+	heap0, stack0, rss0 := benchproc.MemNow()
+	child, out, in := benchproc.Child(b, benchClientEnv+"="+e.srv.URL, "EDDY_BENCH_WATCHERS="+strconv.Itoa(n))
+	benchproc.ExpectLine(b, out, "ready")
+	heap1, stack1, rss1 := benchproc.MemNow()
 	b.ReportMetric(float64(heap1-heap0)/float64(n), "heap-B/watcher")
 	b.ReportMetric(float64(stack1-stack0)/float64(n), "stack-B/watcher")
 	if p := os.Getenv("EDDY_BENCH_HEAPPROFILE"); p != "" {
@@ -78,7 +69,7 @@ func BenchmarkWatchers(b *testing.B) {
 	tick.Stop()
 	fmt.Fprintf(in, "end %d\n", last)
 	var res benchResult
-	if err := json.Unmarshal([]byte(expectLine(b, out, "result ")), &res); err != nil {
+	if err := json.Unmarshal([]byte(benchproc.ExpectLine(b, out, "result ")), &res); err != nil {
 		b.Fatal(err)
 	}
 	stopHub(b, e.hub)
@@ -95,68 +86,6 @@ func BenchmarkWatchers(b *testing.B) {
 	b.ReportMetric(res.Max, "max-ms")
 }
 
-// memNow returns the live heap, the goroutine stacks and the process RSS
-// after a collection, in bytes.
-func memNow() (heap, stack, rss uint64) {
-	// Stacks shrink by half per collection while mostly unused: collect
-	// a few times, as a long-lived server does.
-	for range 4 {
-		runtime.GC()
-	}
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, ms.StackInuse, vmRSS()
-}
-
-func vmRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-func startClients(b *testing.B, url string, n int) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchClientEnv+"="+url, "EDDY_BENCH_WATCHERS="+strconv.Itoa(n))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	return cmd, bufio.NewReader(out), in
-}
-
-// expectLine reads child output until a line starting with prefix and
-// returns the rest of it.
-func expectLine(b *testing.B, out *bufio.Reader, prefix string) string {
-	b.Helper()
-	for {
-		l, err := out.ReadString('\n')
-		if err != nil {
-			b.Fatalf("client process: %v (waiting for %q)", err, prefix)
-		}
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), prefix); ok {
-			return rest
-		}
-	}
-}
-
 // benchResult is what the client process reports.
 type benchResult struct {
 	Deliveries int64   `json:"deliveries"`
@@ -166,33 +95,14 @@ type benchResult struct {
 	Max        float64 `json:"max"`
 }
 
-// histogram counts latencies in 100 µs buckets up to 10 s.
-type histogram struct{ b [100_001]atomic.Int64 }
-
-func (h *histogram) add(d time.Duration) {
-	i := min(max(int(d/(100*time.Microsecond)), 0), len(h.b)-1)
-	h.b[i].Add(1)
-}
-
-func (h *histogram) quantile(q float64, total int64) float64 {
-	want := int64(q * float64(total))
-	var acc int64
-	for i := range h.b {
-		if acc += h.b[i].Load(); acc > want {
-			return float64(i) / 10
-		}
-	}
-	return float64(len(h.b)) / 10
-}
-
 // runBenchClients is the client process: it opens the streams, says
 // "ready", reads until every stream has the seq named by "end N" on
 // stdin, and prints "result {json}".
 func runBenchClients(url string) {
-	n := envInt("EDDY_BENCH_WATCHERS", 10_000)
+	n := benchproc.EnvInt("EDDY_BENCH_WATCHERS", 10_000)
 	addr := strings.TrimPrefix(url, "http://")
 	var (
-		hist  histogram
+		hist  benchproc.Histogram
 		total atomic.Int64
 		ready sync.WaitGroup
 		end   atomic.Int64
@@ -234,7 +144,7 @@ func runBenchClients(url string) {
 		}
 	}
 	res := benchResult{Deliveries: total.Load(), Missing: missing}
-	res.P50, res.P99, res.Max = hist.quantile(0.5, res.Deliveries), hist.quantile(0.99, res.Deliveries), hist.quantile(1, res.Deliveries-1)
+	res.P50, res.P99, res.Max = hist.Quantile(0.5, res.Deliveries), hist.Quantile(0.99, res.Deliveries), hist.Quantile(1, res.Deliveries-1)
 	j, _ := json.Marshal(res)
 	fmt.Printf("result %s\n", j)
 	_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes stdin when done
@@ -243,7 +153,7 @@ func runBenchClients(url string) {
 
 // readStream sends a raw watch request on conn and records the latency
 // of every row line (chunk framing lines are skipped).
-func readStream(conn net.Conn, last *atomic.Int64, hist *histogram, total *atomic.Int64, opened func()) {
+func readStream(conn net.Conn, last *atomic.Int64, hist *benchproc.Histogram, total *atomic.Int64, opened func()) {
 	defer conn.Close()
 	if _, err := io.WriteString(conn, "GET /s HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
 		opened()
@@ -266,7 +176,7 @@ func readStream(conn net.Conn, last *atomic.Int64, hist *histogram, total *atomi
 			opened()
 		case bytes.HasPrefix(l, []byte(`{"seq":`)):
 			if seq, ts, ok := seqAndTS(l); ok {
-				hist.add(now.Sub(ts))
+				hist.Add(now.Sub(ts))
 				total.Add(1)
 				last.Store(seq)
 			}

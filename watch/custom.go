@@ -104,11 +104,23 @@ func (h *Hub) ServeFunc(w http.ResponseWriter, r *http.Request, run StreamFunc) 
 	if !h.enter() {
 		return problem.New(problem.Unavailable, "the server is shutting down")
 	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", ContentType)
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
 	st := &Stream{h: h}
-	h.transport(w, r, func(ctx context.Context, s sink) {
+	if s, ok := hijack(w, r, h.takeover); ok {
 		st.sink = s
-		st.serve(ctx, run)
-	})
+		go func() {
+			defer h.exit()
+			st.serve(h.ctx, run)
+		}()
+		return nil
+	}
+	defer h.exit()
+	w.WriteHeader(http.StatusOK)
+	st.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	st.serve(r.Context(), run)
 	return nil
 }
 

@@ -45,33 +45,24 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 		h.exit()
 		return err
 	}
-	wt := h.newWatcher(p, from)
-	h.transport(w, r, func(ctx context.Context, s sink) {
-		wt.sink = s
-		wt.serve(ctx, caughtUp)
-	})
-	return nil
-}
-
-// transport answers 200 with the stream headers and runs serve on the
-// stream's sink: on a goroutine of the hub (under the hub's context) for
-// a taken-over HTTP/1.1 connection, else here (under the request's). It
-// ends the stream that enter registered.
-func (h *Hub) transport(w http.ResponseWriter, r *http.Request, serve func(ctx context.Context, s sink)) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", ContentType)
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
+	wt := h.newWatcher(p, from)
 	if s, ok := hijack(w, r, h.takeover); ok {
+		wt.sink = s
 		go func() {
 			defer h.exit()
-			serve(h.ctx, s)
+			wt.serve(h.ctx, caughtUp)
 		}()
-		return
+		return nil
 	}
 	defer h.exit()
 	w.WriteHeader(http.StatusOK)
-	serve(r.Context(), &responseSink{w: w, rc: http.NewResponseController(w)})
+	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	wt.serve(r.Context(), caughtUp)
+	return nil
 }
 
 // position validates p.From against the space: it returns where the
