@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-run/eddy/auth"
@@ -23,32 +24,51 @@ func (s *Server) viewRoutes() {
 	s.handle("POST /api/v1/spaces/{space}/rotate-epoch", s.rotateEpoch)
 }
 
-// listViews answers GET .../views with {"views": [...]}.
+// listViews answers GET .../views with {"views": [...]}: the views whose
+// every type the token may read.
 func (s *Server) listViews(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
+	p, err := viewRequest(r, space, accessRead, nil)
+	if err != nil {
 		return err
 	}
 	vs, err := s.views.List(r.Context(), space)
 	if err != nil {
 		return err
 	}
+	vs = slices.DeleteFunc(vs, func(v views.View) bool { return !canSeeView(p, v) })
 	s.writeJSON(w, r, http.StatusOK, map[string]any{"views": vs})
 	return nil
 }
 
-// getView answers GET .../views/{view}.
+// getView answers GET .../views/{view}; a view with a type the token may
+// not read is not_found to it.
 func (s *Server) getView(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
+	p, err := viewRequest(r, space, accessRead, nil)
+	if err != nil {
 		return err
 	}
 	v, err := s.views.Get(r.Context(), space, r.PathValue("view"))
 	if err != nil {
 		return err
 	}
+	if !canSeeView(p, v) {
+		return problem.New(problem.NotFound, "view %q not found in space %q", v.Name, space)
+	}
 	s.writeJSON(w, r, http.StatusOK, v)
 	return nil
+}
+
+// canSeeView reports whether p may read every type of a view, asking the
+// principal's one readability rule.
+func canSeeView(p *auth.Principal, v views.View) bool {
+	for _, t := range v.Types {
+		if !canUseType(p, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // putView answers PUT .../views/{view} (admin): 201 when new, else 200,

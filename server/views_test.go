@@ -43,6 +43,12 @@ func TestViewsCRUD(t *testing.T) {
 			t.Fatalf("get %v", got)
 		}
 		e.do(t, req{Method: http.MethodPut, Path: viewPath("/x"), Token: reader, Body: alphaView}).problem(problem.Forbidden)
+		notes := e.token(auth.CreateParams{Space: "default", Role: auth.RoleReader, Types: []string{"note"}})
+		e.do(t, req{Method: http.MethodGet, Path: viewPath(""), Token: notes}).want(http.StatusOK).decode(&list)
+		if len(list.Views) != 0 {
+			t.Fatalf("a reader of notes sees %v", list.Views)
+		}
+		e.do(t, req{Method: http.MethodGet, Path: viewPath("/slim"), Token: notes}).problem(problem.NotFound)
 		e.do(t, req{Method: http.MethodDelete, Path: viewPath("/alpha"), Token: reader}).problem(problem.Forbidden)
 		e.call(t, http.MethodDelete, viewPath("/alpha"), nil).want(http.StatusNoContent)
 		e.call(t, http.MethodGet, viewPath("/alpha"), nil).problem(problem.NotFound)

@@ -20,9 +20,9 @@ import (
 )
 
 // streamClientEnv selects the client mode of the test binary (see
-// benchproc.Child): the
-// benchmark re-executes itself with it set, so the client sockets and
-// their readers live in another process than the server's streams.
+// benchproc.Child): the benchmark re-executes itself with it set, so the
+// client sockets and their readers live in another process than the
+// server's streams.
 const streamClientEnv = "EDDY_VIEWS_BENCH_CLIENT"
 
 // BenchmarkViewStreams opens EDDY_BENCH_STREAMS live view streams
