@@ -212,6 +212,11 @@ func (fd *feed) run() {
 	// commit: the contexts are checked again every heartbeat interval.
 	tick := time.NewTicker(fd.every)
 	defer tick.Stop()
+	// Commits between the head the feed started at and its subscription
+	// woke nobody: read once at the start.
+	if err := fd.pull(ctx); err != nil && ctx.Err() == nil {
+		fd.logger.Warn("views: live feed read failed; streams read the store themselves", "space", fd.space, "err", err)
+	}
 	for {
 		select {
 		case <-fd.done:

@@ -102,6 +102,9 @@ func (vs *viewStream) run(ctx context.Context, st *watch.Stream) error {
 				return err
 			}
 			if read {
+				if err := vs.due(); err != nil {
+					return err
+				}
 				continue // more may follow before the tail reaches back
 			}
 		} else if len(items) > 0 {
@@ -235,6 +238,17 @@ func (vs *viewStream) arm(d time.Duration) {
 func (vs *viewStream) progressSoon() {
 	if time.Until(vs.beat) > progressEvery {
 		vs.arm(progressEvery)
+	}
+}
+
+// due runs the timer's work if it fired while the stream was busy
+// catching up, so a long catch-up still says where it is.
+func (vs *viewStream) due() error {
+	select {
+	case <-vs.timer.C:
+		return vs.tick()
+	default:
+		return nil
 	}
 }
 
