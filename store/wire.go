@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -73,8 +74,19 @@ func (c Commit) MarshalJSON() ([]byte, error) {
 	}{c.wire(), c.Changes, c.Receipt, c.Provenance})
 }
 
-// MarshalJSON writes the record with its times in TimeLayout.
+// MarshalJSON writes the record with its times in TimeLayout. A record
+// whose strings and properties are plain printable ASCII (the common
+// case: what encoding/json would copy unchanged) is written directly,
+// byte for byte as the general path writes it.
 func (r Record) MarshalJSON() ([]byte, error) {
+	if b, ok := r.appendPlain(make([]byte, 0, 128+len(r.Properties))); ok {
+		return b, nil
+	}
+	return r.marshalGeneral()
+}
+
+// marshalGeneral is MarshalJSON through encoding/json.
+func (r Record) marshalGeneral() ([]byte, error) {
 	return marshal(struct {
 		Type       string          `json:"type"`
 		ID         string          `json:"id"`
@@ -84,4 +96,79 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		CreatedAt  wireTime        `json:"createdAt"`
 		UpdatedAt  wireTime        `json:"updatedAt"`
 	}{r.Type, r.ID, r.Version, r.Properties, r.Links, wireTime(r.CreatedAt), wireTime(r.UpdatedAt)})
+}
+
+// appendPlain appends the record's JSON when every string and the
+// properties are plain (see plain); false when one is not, and then the
+// bytes appended are meaningless.
+func (r *Record) appendPlain(b []byte) ([]byte, bool) {
+	ok := plain(r.Type) && plain(r.ID) && (r.Properties == nil || plainRaw(r.Properties))
+	b = append(b, `{"type":"`...)
+	b = append(b, r.Type...)
+	b = append(b, `","id":"`...)
+	b = append(b, r.ID...)
+	b = append(b, `","version":`...)
+	b = strconv.AppendInt(b, r.Version, 10)
+	b = append(b, `,"properties":`...)
+	if len(r.Properties) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.Properties...)
+	}
+	b = append(b, `,"links":`...)
+	if r.Links == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, l := range r.Links {
+			ok = ok && plain(l.Rel) && plain(l.Target.Type) && plain(l.Target.ID)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"rel":"`...)
+			b = append(b, l.Rel...)
+			b = append(b, `","target":{"type":"`...)
+			b = append(b, l.Target.Type...)
+			b = append(b, `","id":"`...)
+			b = append(b, l.Target.ID...)
+			b = append(b, `"}}`...)
+		}
+		b = append(b, ']')
+	}
+	if !plainTime(r.CreatedAt) || !plainTime(r.UpdatedAt) {
+		return nil, false
+	}
+	b = append(b, `,"createdAt":`...)
+	b = AppendTime(b, r.CreatedAt)
+	b = append(b, `,"updatedAt":`...)
+	b = AppendTime(b, r.UpdatedAt)
+	return append(b, '}'), ok
+}
+
+// plain reports a string encoding/json writes as is between quotes:
+// printable ASCII without '"' or '\\'.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainRaw reports JSON that encoding/json (not escaping HTML) copies
+// unchanged: valid, printable ASCII with no whitespace.
+func plainRaw(raw []byte) bool {
+	for _, c := range raw {
+		if c <= ' ' || c > 0x7e {
+			return false
+		}
+	}
+	return json.Valid(raw)
+}
+
+// plainTime reports a time wireTime writes in TimeLayout.
+func plainTime(t time.Time) bool {
+	y := t.Year()
+	return y >= 0 && y <= 9999
 }
