@@ -201,9 +201,18 @@ func TestViewSyncRefusals(t *testing.T) {
 				t.Errorf("%s %s: %+v", tc.method, tc.path, pe)
 			}
 		}
+		// A frozen session belongs to the token that opened it.
+		var op struct{ Token string }
+		e.call(t, http.MethodPost, viewPath("/alpha/bootstrap"), nil).want(http.StatusOK).decode(&op)
+		other2 := e.token(auth.CreateParams{Space: "default", Role: auth.RoleReader})
+		pe := e.do(t, req{Method: http.MethodGet, Path: viewPath("/alpha/bootstrap/" + op.Token), Token: other2}).problem(problem.ResetRequired)
+		if pe.Details["reason"] != "bootstrap_token_unknown" {
+			t.Fatalf("another token's frozen session: %+v", pe)
+		}
+		e.call(t, http.MethodGet, viewPath("/alpha/bootstrap/"+op.Token), nil).want(http.StatusOK)
 		// A stale cursor: 409 with its reason.
 		e.call(t, http.MethodPut, viewPath("/alpha"), `{"version":"v2","types":["task"],"filter":{"cel":"true"}}`).want(http.StatusOK)
-		pe := e.call(t, http.MethodGet, viewPath("/alpha/delta?cursor="+q), nil).problem(problem.ResetRequired)
+		pe = e.call(t, http.MethodGet, viewPath("/alpha/delta?cursor="+q), nil).problem(problem.ResetRequired)
 		if pe.Details["reason"] != "view_changed" {
 			t.Fatalf("stale cursor: %+v", pe)
 		}
