@@ -87,3 +87,18 @@ func (l *Log) probe(ctx context.Context, amb *ambiguousCommit) (bool, error) {
 	}
 	return false, fmt.Errorf("probe commit %d: %w", amb.first, err)
 }
+
+// RetryAfter is the Retry-After, in seconds, of an unavailable answer to
+// a store outage or an ambiguous commit.
+const RetryAfter = 1
+
+// StoreUnavailable returns the unavailable problem that answers err when
+// err says the store cannot be reached (store.ErrUnavailable), else nil.
+// It is the one place a store outage becomes an answer: HTTP handlers
+// and watch streams alike call it.
+func StoreUnavailable(err error) *problem.Error {
+	if !errors.Is(err, store.ErrUnavailable) {
+		return nil
+	}
+	return problem.New(problem.Unavailable, "the store is unavailable; retry later")
+}

@@ -258,6 +258,8 @@ func terminal(err error) *problem.Error {
 		return problem.New(problem.Unavailable, "the server is shutting down; resume from the last seq or bookmark")
 	case errors.As(err, &pe):
 		return pe
+	case changelog.StoreUnavailable(err) != nil:
+		return changelog.StoreUnavailable(err)
 	case errors.As(err, &hu):
 		return problem.New(problem.Compacted, "%s", hu.Error()).With("horizon", hu.Horizon)
 	default:

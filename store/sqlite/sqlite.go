@@ -253,8 +253,28 @@ func translate(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
 			return fmt.Errorf("%w: %w", store.ErrExists, err)
 		}
+		if unavailableCodes[se.Code()&0xff] {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+	}
+	if errors.Is(err, sql.ErrConnDone) || err.Error() == errDBClosed {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// errDBClosed is the text of database/sql's unexported error for a
+// closed *sql.DB.
+const errDBClosed = "sql: database is closed"
+
+// unavailableCodes are the primary SQLite result codes that say the
+// database cannot be used now, not that the statement is wrong: another
+// process holds the lock past the busy timeout, the file cannot be opened
+// or read, the disk is full.
+var unavailableCodes = map[int]bool{
+	sqlite3.SQLITE_BUSY: true, sqlite3.SQLITE_LOCKED: true, sqlite3.SQLITE_IOERR: true,
+	sqlite3.SQLITE_CANTOPEN: true, sqlite3.SQLITE_FULL: true, sqlite3.SQLITE_READONLY: true,
+	sqlite3.SQLITE_PROTOCOL: true,
 }
 
 // wrap prefixes err with the driver name and an operation.

@@ -251,3 +251,27 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("deleted token: %v, want ErrNotFound", err)
 	}
 }
+
+// TestUnavailable: a closed store is store.ErrUnavailable, for reads,
+// writes and token lookups.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	if _, err := st.SpaceGet(ctx, "s"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("read: %v, want ErrUnavailable", err)
+	}
+	if _, err := st.TokenByHash(ctx, []byte("h")); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("token lookup: %v, want ErrUnavailable", err)
+	}
+	if _, err := st.WriteBegin(ctx, store.WriteBeginParams{Space: "s"}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("write: %v, want ErrUnavailable", err)
+	}
+}
