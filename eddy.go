@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/datadir"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -80,6 +80,7 @@ const hubStopTimeout = 5 * time.Second
 // Close releases it.
 type Eddy struct {
 	dataDir string
+	lock    *datadir.Lock // held from Open to Close
 	st      store.Store
 	log     *changelog.Log
 	hk      *changelog.Housekeeper
@@ -107,21 +108,22 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
-	}
-	st, driver, err := openStore(ctx, cfg)
+	lock, err := datadir.Acquire(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
+	st, driver, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, errors.Join(err, lock.Release())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
+	if err := st.Migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close(), lock.Release())
+	}
+	e := &Eddy{dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("telemetry: %w", err), st.Close())
+		return nil, errors.Join(fmt.Errorf("telemetry: %w", err), st.Close(), lock.Release())
 	}
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
@@ -299,6 +301,9 @@ func (e *Eddy) Close() error {
 		}
 		if err := e.tel.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop telemetry: %w", err))
+		}
+		if err := e.lock.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", err))
 		}
 		e.closeErr = errors.Join(errs...)
 	})

@@ -49,8 +49,10 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Run the eddy server",
 		Long: `Run the eddy server. With no --database it keeps an embedded SQLite database
 at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
-PostgreSQL. Migrations run at start. On first start an admin token is
-created, written to <data>/admin.token (mode 0600) and printed.
+PostgreSQL. Migrations run at start. One process at a time may use a data
+directory: a second one exits saying which process holds it. On first start
+(when the store holds no admin token yet) an admin token is created, written
+to <data>/admin.token (mode 0600) and printed, once the server is listening.
 
 Retention: --retain-age and --retain-rows prune every space's log in the
 background, every --housekeep-interval (default: no pruning; when both are
@@ -143,14 +145,16 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
 		}
 	}()
-	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
-		return err
-	}
-
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	// The admin token is written only once the server can serve: a
+	// process that cannot listen leaves the data directory as it was.
+	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
+		_ = ln.Close()
+		return err
 	}
 	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -189,10 +193,14 @@ func (a *app) bootstrapAdmin(ctx context.Context, e *eddy.Eddy, logger *slog.Log
 	if err != nil {
 		return fmt.Errorf("bootstrap admin token: %w", err)
 	}
-	if created {
+	switch {
+	case created:
 		fmt.Fprintf(a.stdout, "admin token: %s\n(stored in %s; the CLI reads it from there, or set EDDY_TOKEN)\n", secret, path)
-		return nil
+	case secret == "":
+		logger.Warn("the store already holds an admin token, so none was written to " + path +
+			"; use the one you have (EDDY_TOKEN, or copy it there)")
+	default:
+		logger.Info("admin token in " + path)
 	}
-	logger.Info("admin token in " + path)
 	return nil
 }
