@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
 
 // routes registers every endpoint of this server.
 func (s *Server) routes() {
@@ -66,13 +70,33 @@ func (s *Server) routes() {
 // renderer instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle registers h under pattern, rendering its errors.
+// handle registers h under pattern, rendering its errors. Every route
+// refuses a malformed query string and, under /spaces/{space}, an
+// invalid space name before h runs: one place, so no handler forgets.
 func (s *Server) handle(pattern string, h handlerFunc) {
+	spaced := strings.Contains(pattern, "{space}")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := checkRequest(r, spaced)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// checkRequest refuses what no handler can serve: a query string that
+// does not decode (url.Values would silently drop the bad parameter)
+// and, when spaced, a space name that no space can have.
+func checkRequest(r *http.Request, spaced bool) error {
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return badRequest("malformed query string: %v", err).With("query", r.URL.RawQuery)
+	}
+	if spaced {
+		return validSpace(r.PathValue("space"))
+	}
+	return nil
 }
 
 // dispatch routes a request. Requests no pattern serves (404, 405) are

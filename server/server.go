@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
 	// are payload_too_large.
 	MaxBodyBytes int64
+	// WhenBudget bounds the CEL evaluation of one request's when across
+	// the rows it judges (a page, or one batch of a watch stream); zero
+	// fields take predicate.DefaultBudget's.
+	WhenBudget predicate.Budget
 	// Metrics, if set, records every request and serves GET /metrics
 	// WITHOUT authentication, like /healthz: bind the server to loopback
 	// or protect /metrics at the proxy.
@@ -55,35 +60,37 @@ type Metrics interface {
 
 // Server serves eddy's HTTP API.
 type Server struct {
-	log       *changelog.Log
-	auth      *auth.Service
-	hub       *watch.Hub
-	defs      *definitions.Service
-	views     *views.Service
-	engine    *engine.Engine
-	logger    *slog.Logger
-	version   string
-	maxBody   int64
-	metrics   Metrics
-	causeKeys *causality.Keyring
-	mux       *http.ServeMux
-	handler   http.Handler
+	log        *changelog.Log
+	auth       *auth.Service
+	hub        *watch.Hub
+	defs       *definitions.Service
+	views      *views.Service
+	engine     *engine.Engine
+	logger     *slog.Logger
+	version    string
+	maxBody    int64
+	metrics    Metrics
+	whenBudget predicate.Budget
+	causeKeys  *causality.Keyring
+	mux        *http.ServeMux
+	handler    http.Handler
 }
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
 	s := &Server{
-		log:     cfg.Log,
-		auth:    cfg.Auth,
-		hub:     cfg.Hub,
-		defs:    cfg.Definitions,
-		views:   cfg.Views,
-		engine:  cfg.Engine,
-		logger:  cfg.Logger,
-		version: cfg.Version,
-		maxBody: cfg.MaxBodyBytes,
-		metrics: cfg.Metrics,
-		mux:     http.NewServeMux(),
+		log:        cfg.Log,
+		auth:       cfg.Auth,
+		hub:        cfg.Hub,
+		defs:       cfg.Definitions,
+		views:      cfg.Views,
+		engine:     cfg.Engine,
+		logger:     cfg.Logger,
+		version:    cfg.Version,
+		maxBody:    cfg.MaxBodyBytes,
+		metrics:    cfg.Metrics,
+		whenBudget: cfg.WhenBudget,
+		mux:        http.NewServeMux(),
 	}
 	if cfg.Log != nil {
 		s.causeKeys = causality.NewKeyring(cfg.Log.Store())

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -37,22 +38,25 @@ func watchParam(q url.Values) (bool, error) {
 // rowFilter reads the filter parameters and when of q into the one
 // filter every row-reading path uses (forward pages, history, watch):
 // Allow is what the principal may read, then the compiled when, so a CEL
-// expression never even sees a row the token may not read.
-func rowFilter(p *auth.Principal, q url.Values) (changelog.Filter, error) {
+// expression never even sees a row the token may not read. The when is
+// judged by the returned Eval (nil without a when), bound to ctx and the
+// server's evaluation budget: the caller asks its Err after reading.
+func (s *Server) rowFilter(ctx context.Context, p *auth.Principal, q url.Values) (changelog.Filter, *predicate.Eval, error) {
 	f, err := changelog.ParseFilter(q)
 	if err != nil {
-		return changelog.Filter{}, err
+		return changelog.Filter{}, nil, err
 	}
 	f.Allow = p.CanReadRow
 	if !q.Has("when") {
-		return f, nil
+		return f, nil, nil
 	}
 	when, err := predicate.CompileRow("when", q.Get("when"))
 	if err != nil {
-		return changelog.Filter{}, err
+		return changelog.Filter{}, nil, err
 	}
-	f.Allow = func(r *store.Row) bool { return p.CanReadRow(r) && when.Allow(r) }
-	return f, nil
+	ev := when.Evaluator(ctx, s.whenBudget)
+	f.Allow = func(r *store.Row) bool { return p.CanReadRow(r) && ev.Allow(r) }
+	return f, ev, nil
 }
 
 // watchChanges answers GET .../changes?watch=1: the ndjson stream of the
@@ -63,11 +67,11 @@ func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, p *auth.Pr
 			return problem.Param(name, "a watch stream takes no %s (it runs forward from from)", name)
 		}
 	}
-	f, err := rowFilter(p, q)
+	f, ev, err := s.rowFilter(r.Context(), p, q)
 	if err != nil {
 		return err
 	}
-	return s.serveWatch(w, r, space, q, f)
+	return s.serveWatch(w, r, space, q, f, ev)
 }
 
 // watchEntities answers GET .../entities/{type}?watch=1: the changes
@@ -79,17 +83,17 @@ func (s *Server) watchEntities(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err := validType(typ); err != nil {
 		return err
 	}
-	f, err := rowFilter(p, q)
+	f, ev, err := s.rowFilter(r.Context(), p, q)
 	if err != nil {
 		return err
 	}
 	f.Types = []string{typ}
-	return s.serveWatch(w, r, space, q, f)
+	return s.serveWatch(w, r, space, q, f, ev)
 }
 
 // serveWatch hands a validated watch to the hub. Errors before the first
 // frame come back here and are rendered as problems.
-func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string, q url.Values, f changelog.Filter) error {
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string, q url.Values, f changelog.Filter, ev *predicate.Eval) error {
 	from, hasFrom, err := seqParam(q, "from")
 	if err != nil {
 		return err
@@ -100,5 +104,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string
 	if s.hub == nil {
 		return problem.New(problem.Unavailable, "watch streams are not enabled on this server")
 	}
-	return s.hub.Serve(w, r, watch.Params{Space: space, From: from, Filter: f})
+	p := watch.Params{Space: space, From: from, Filter: f}
+	if ev != nil {
+		p.Budget = ev
+	}
+	return s.hub.Serve(w, r, p)
 }
