@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // TestParams name what a dry run runs a function on.
@@ -18,19 +20,24 @@ type TestParams struct {
 	// Seq is the committed row to run on (1..head, above the horizon).
 	Seq int64 `json:"seq"`
 	// Trigger, if set, is the name the expr variable trigger holds. The
-	// trigger need not exist.
+	// trigger need not exist; when it is a saved change trigger, the
+	// result carries its stance on the row.
 	Trigger string `json:"trigger,omitempty"`
 }
 
 // TestResult is what a dry run found. Actions is set for an expr or go
 // function (never nil: the mutations it would apply, in order); Request
-// for a webhook (what would be sent).
+// for a webhook (what would be sent). Stance, when TestParams.Trigger
+// names a saved change trigger, is its live stance on the row (the one
+// judge, triggers.Judge), and StanceError the error of an error stance.
 type TestResult struct {
-	Function string               `json:"function"`
-	Kind     string               `json:"kind"`
-	Seq      int64                `json:"seq"`
-	Actions  []changelog.Mutation `json:"actions,omitempty"`
-	Request  *WebhookRequest      `json:"request,omitempty"`
+	Function    string               `json:"function"`
+	Kind        string               `json:"kind"`
+	Seq         int64                `json:"seq"`
+	Stance      triggers.Stance      `json:"stance,omitempty"`
+	StanceError string               `json:"stanceError,omitempty"`
+	Actions     []changelog.Mutation `json:"actions,omitempty"`
+	Request     *WebhookRequest      `json:"request,omitempty"`
 }
 
 // WebhookRequest is the request a webhook delivery would send. The
@@ -73,10 +80,13 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		return TestResult{}, err
 	}
 	in := functions.Input{Row: c.Row, Trigger: p.Trigger, Now: s.now()}
-	if len(c.Changes) > 0 {
-		in.Entity, in.Before = c.Changes[0].After, c.Changes[0].Before
+	if ch := triggers.PrimaryChange(&c); ch != nil {
+		in.Entity, in.Before = ch.After, ch.Before
 	}
 	res := TestResult{Function: name, Kind: f.Kind, Seq: p.Seq}
+	if err := s.judgeRow(ctx, space, p.Trigger, &c, &res); err != nil {
+		return TestResult{}, err
+	}
 	if f.Kind == functions.KindWebhook {
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
@@ -90,6 +100,28 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		res.Actions = []changelog.Mutation{}
 	}
 	return res, nil
+}
+
+// judgeRow sets the stance of the saved change trigger name (if any) on
+// c.
+func (s *Service) judgeRow(ctx context.Context, space, name string, c *store.Commit, res *TestResult) error {
+	if name == "" {
+		return nil
+	}
+	d, err := s.st.DefinitionGet(ctx, space, store.DefTrigger, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trigger %s: %w", name, err)
+	}
+	t, err := triggers.ParseTrigger(name, d.Def)
+	if err != nil || t.Source.Changes == nil {
+		return nil
+	}
+	v := triggers.Judge(t, c, triggers.Context{})
+	res.Stance, res.StanceError = v.Stance, v.ErrorText()
+	return nil
 }
 
 // run runs an expr or go function.
