@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
@@ -84,16 +85,18 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		in.Entity, in.Before = ch.After, ch.Before
 	}
 	res := TestResult{Function: name, Kind: f.Kind, Seq: p.Seq}
-	if err := s.judgeRow(ctx, space, p.Trigger, &c, &res); err != nil {
+	t, err := s.judgeRow(ctx, space, p.Trigger, &c, &res)
+	if err != nil {
 		return TestResult{}, err
 	}
 	if f.Kind == functions.KindWebhook {
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
 	}
-	ms, err := s.run(ctx, f, in)
+	d := causality.Delivery{Trigger: p.Trigger, ID: testID(p.Seq), Cause: causality.CauseOf(&c)}
+	ms, err := s.runOnce(ctx, t, f, space, d, &c, in)
 	if err != nil {
-		return TestResult{}, runError(ctx, err)
+		return TestResult{}, err
 	}
 	res.Actions = ms
 	if res.Actions == nil {
@@ -103,34 +106,31 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 }
 
 // judgeRow sets the stance of the saved change trigger name (if any) on
-// c.
-func (s *Service) judgeRow(ctx context.Context, space, name string, c *store.Commit, res *TestResult) error {
+// c and returns that trigger (nil if there is none).
+func (s *Service) judgeRow(ctx context.Context, space, name string, c *store.Commit, res *TestResult) (*triggers.Trigger, error) {
 	if name == "" {
-		return nil
+		return nil, nil
 	}
 	d, err := s.st.DefinitionGet(ctx, space, store.DefTrigger, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("trigger %s: %w", name, err)
+		return nil, fmt.Errorf("trigger %s: %w", name, err)
 	}
 	t, err := triggers.ParseTrigger(name, d.Def)
-	if err != nil || t.Source.Changes == nil {
-		return nil
+	if err != nil {
+		return nil, nil
 	}
-	v := triggers.Judge(t, c, triggers.Context{})
-	res.Stance, res.StanceError = v.Stance, v.ErrorText()
-	return nil
+	if t.Source.Changes != nil {
+		v := triggers.Judge(t, c, triggers.Context{})
+		res.Stance, res.StanceError = v.Stance, v.ErrorText()
+	}
+	return t, nil
 }
 
-// run runs an expr or go function.
-func (s *Service) run(ctx context.Context, f *functions.Function, in functions.Input) ([]changelog.Mutation, error) {
-	if f.Kind == functions.KindGo {
-		return f.RunGo(ctx, s.handlers, in)
-	}
-	return f.RunExpr(ctx, in)
-}
+// testID is the delivery id of a dry run on the row seq.
+func testID(seq int64) string { return "test_" + strconv.FormatInt(seq, 10) }
 
 // commitAt returns the commit at seq.
 func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.Commit, error) {
@@ -147,7 +147,7 @@ func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.
 
 // webhookRequest builds what a delivery of in to the webhook f would send.
 func webhookRequest(f *functions.Function, seq int64, in functions.Input) (*WebhookRequest, error) {
-	id := "test_" + strconv.FormatInt(seq, 10)
+	id := testID(seq)
 	body, err := functions.BuildRequest(id, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return nil, err
@@ -173,6 +173,10 @@ func runError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	var ce *functions.CallError
+	if errors.As(err, &ce) {
+		return callProblem(ce)
+	}
 	var ee *functions.EvalError
 	if errors.As(err, &ee) {
 		return problem.New(problem.Unprocessable, "function failed at line %d, column %d: %s", ee.Line, ee.Column, ee.Message).
@@ -183,4 +187,16 @@ func runError(ctx context.Context, err error) error {
 		return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
 	}
 	return problem.New(problem.Unprocessable, "function failed: %s", err.Error())
+}
+
+// callProblem is the unprocessable problem of a webhook call that
+// yielded no actions.
+func callProblem(ce *functions.CallError) error {
+	switch {
+	case ce.Refused:
+		return problem.New(problem.Unprocessable, "webhook answer refused: %s", ce.Err.Error()).With("error", ce.Err.Error())
+	case ce.Err != nil:
+		return problem.New(problem.Unprocessable, "webhook failed: %s", ce.Err.Error()).With("error", ce.Err.Error())
+	}
+	return problem.New(problem.Unprocessable, "webhook answered %d", ce.Status).With("status", ce.Status)
 }
