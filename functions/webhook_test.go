@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
