@@ -139,7 +139,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
 	e.tel.WatchViews(e.views.OpenSessions)
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)

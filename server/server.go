@@ -99,7 +99,12 @@ func New(cfg Config) *Server {
 		s.logger = slog.Default()
 	}
 	if s.defs == nil && cfg.Log != nil {
-		s.defs = definitions.New(cfg.Log, definitions.Options{})
+		exec := cfg.Engine
+		if exec == nil {
+			// Never started: it only runs dry runs and manual runs.
+			exec = engine.New(cfg.Log, nil, engine.Options{Logger: s.logger})
+		}
+		s.defs = definitions.New(cfg.Log, definitions.Options{Executor: exec})
 	}
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
