@@ -68,6 +68,9 @@ type Config struct {
 	// ViewSessionTTL is the retry window of frozen view bootstrap
 	// sessions (default views.DefaultSessionTTL, 10m).
 	ViewSessionTTL time.Duration
+	// ClientRetention is how long a push client idle since its last
+	// ordinal is kept (default changelog.DefaultClientRetention).
+	ClientRetention time.Duration
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -127,7 +130,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	}
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
-	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
+	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger

@@ -25,6 +25,9 @@ const (
 	RateLimited        = "rate_limited"
 	Internal           = "internal"
 	Unavailable        = "unavailable"
+	// MutationGap is a push whose ordinal skips the next one the client
+	// must send (details.expected, details.got).
+	MutationGap = "mutation_gap"
 )
 
 var statuses = map[string]int{
@@ -41,6 +44,7 @@ var statuses = map[string]int{
 	RateLimited:        http.StatusTooManyRequests,
 	Internal:           http.StatusInternalServerError,
 	Unavailable:        http.StatusServiceUnavailable,
+	MutationGap:        http.StatusConflict,
 }
 
 // Status returns the HTTP status of a code (500 for an unknown code).

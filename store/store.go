@@ -360,6 +360,7 @@ type Store interface {
 	TriggerStore
 	CausalStore
 	ViewStore
+	ClientStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
@@ -373,6 +374,10 @@ type WriteBeginParams struct {
 	// appends, so CommitLanded can tell afterwards whether a transaction
 	// whose Commit failed in fact committed.
 	WriteID int64
+	// Clients are the push clients to load under the space lock
+	// (WriteTx.Clients). A transaction that loads clients is never
+	// optimistic: WriteBegin ignores Expect when Clients is set.
+	Clients []string
 	// Expect, if set, predicts what the opening reads would return, so a
 	// driver with network round trips may skip them: it answers Space,
 	// Entities and Receipts from the prediction and verifies it under the
@@ -419,6 +424,7 @@ type WriteTx interface {
 	Rollback(ctx context.Context) error
 
 	TriggerTx
+	ClientTx
 }
 
 // Notifier is implemented by drivers that can tell a process about

@@ -34,7 +34,8 @@ type serveOptions struct {
 	retainRows        int64
 	housekeepInterval time.Duration
 
-	viewSessionTTL time.Duration
+	viewSessionTTL  time.Duration
+	clientRetention time.Duration
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -91,6 +92,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
+	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -104,6 +106,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--heartbeat must be positive")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
+	case o.clientRetention <= 0:
+		return usagef("--client-retention must be positive")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -127,6 +131,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
+		ClientRetention:   o.clientRetention,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
