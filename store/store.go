@@ -346,6 +346,7 @@ type Store interface {
 	TriggerStore
 	CausalStore
 	ViewStore
+	JournalStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
