@@ -16,7 +16,7 @@ import (
 func TestPagesDescribeChanges(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
 		ses := e.session(alice())
-		e.write(put("doc", "d1", `{"members":["alice"],"t":"a"}`))      // 1
+		e.write(put("doc", "d1", `{"members":["alice"],"t":"a"}`))     // 1
 		e.write(put("secret", "x", `{"t":"never"}`))                   // 2
 		e.write(patch("doc", "d1", `{"t":"b"}`))                       // 3
 		e.write(patch("doc", "d1", `{"members":["bob"]}`))             // 4: lost sight
@@ -97,7 +97,7 @@ func TestLimitAndShortPages(t *testing.T) {
 			e.write(put("secret", "x"+string(rune('a'+i)), `{}`))
 		}
 		e.write(put("note", "n1", `{}`), put("note", "n2", `{}`)) // 10, 11
-		e.write(merge("note", "n1", "n2"))                       // 12: two records
+		e.write(merge("note", "n1", "n2"))                        // 12: two records
 		e.settle()
 		var got []string
 		var sizes []int
