@@ -128,6 +128,8 @@ func TestCreateValidates(t *testing.T) {
 		{"trigger actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "trigger:x"}, "actor"},
 		{"control actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "a\nb"}, "actor"},
 		{"long user", CreateParams{Space: "a", Role: RoleWriter, User: strings.Repeat("u", 129)}, "user"},
+		{"application without user", CreateParams{Space: "a", Role: RoleReader, Application: "mail"}, "user"},
+		{"admin for a user", CreateParams{Space: "a", Role: RoleAdmin, User: "u1"}, "user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
