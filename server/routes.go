@@ -54,6 +54,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/spaces/{space}/deliveries/{id}/discard", s.discardDelivery)
 	s.handle("GET /api/v1/spaces/{space}/fence", s.fence)
 	s.viewRoutes()
+	s.journalRoutes()
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/views"
 )
@@ -35,6 +36,9 @@ type serveOptions struct {
 	housekeepInterval time.Duration
 
 	viewSessionTTL time.Duration
+
+	safeWindowSeconds    float64
+	journalRetentionDays int
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -89,6 +93,8 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
+	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
+	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -102,6 +108,10 @@ func (o *serveOptions) validate() error {
 		return usagef("--heartbeat must be positive")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
+	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
+		return usagef("--safe-window-seconds must be above 0 and at most 3600")
+	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be between 1 and 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -125,6 +135,8 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
+		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
+		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -152,7 +164,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
