@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/internal/datadir"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -71,6 +72,12 @@ type Config struct {
 	// ClientRetention is how long a push client idle since its last
 	// ordinal is kept (default changelog.DefaultClientRetention).
 	ClientRetention time.Duration
+	// JournalSafeWindow holds journal commits back until they are this
+	// old (default journal.DefaultSafeWindow, 2s); JournalRetention is
+	// how long a journal session's cursors are accepted (default
+	// journal.DefaultRetention, 30 days).
+	JournalSafeWindow time.Duration
+	JournalRetention  time.Duration
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -91,6 +98,7 @@ type Eddy struct {
 	hub     *watch.Hub
 	defs    *definitions.Service
 	views   *views.Service
+	journal *journal.Service
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
@@ -142,6 +150,8 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
 	e.tel.WatchViews(e.views.OpenSessions)
+	e.journal = journal.New(e.log, journal.Options{SafeWindow: cfg.JournalSafeWindow, Retention: cfg.JournalRetention, Logger: logger, Observe: e.tel.ObserveJournal})
+	e.tel.WatchJournal()
 	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
@@ -239,6 +249,10 @@ func (e *Eddy) notifyEngine(space string, head int64) {
 		e.eng.Notify(space, head)
 	}
 }
+
+// Journal returns the per-user journal service: pass it to
+// server.Config.Journal.
+func (e *Eddy) Journal() *journal.Service { return e.journal }
 
 // Engine returns the trigger engine: pass it to server.Config.Engine.
 func (e *Eddy) Engine() *engine.Engine { return e.eng }

@@ -59,6 +59,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/spaces/{space}/fence", s.fence)
 	s.viewRoutes()
 	s.pushRoutes()
+	s.journalRoutes()
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)

@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
@@ -28,6 +29,9 @@ type Config struct {
 	Definitions *definitions.Service
 	// Views serves view sync; nil builds one over Log and Hub.
 	Views *views.Service
+	// Journal serves the per-user journal; nil builds one over Log with
+	// the default settings.
+	Journal *journal.Service
 	// Engine answers the trigger operations (enable, disable, reset,
 	// replay, deliveries, stances, fences) and a trigger's status; nil
 	// answers them unavailable.
@@ -65,6 +69,7 @@ type Server struct {
 	hub        *watch.Hub
 	defs       *definitions.Service
 	views      *views.Service
+	journal    *journal.Service
 	engine     *engine.Engine
 	logger     *slog.Logger
 	version    string
@@ -84,6 +89,7 @@ func New(cfg Config) *Server {
 		hub:        cfg.Hub,
 		defs:       cfg.Definitions,
 		views:      cfg.Views,
+		journal:    cfg.Journal,
 		engine:     cfg.Engine,
 		logger:     cfg.Logger,
 		version:    cfg.Version,
@@ -108,6 +114,9 @@ func New(cfg Config) *Server {
 	}
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
+	}
+	if s.journal == nil && cfg.Log != nil {
+		s.journal = journal.New(cfg.Log, journal.Options{Logger: s.logger})
 	}
 	if s.version == "" {
 		s.version = "dev"

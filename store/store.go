@@ -361,6 +361,7 @@ type Store interface {
 	CausalStore
 	ViewStore
 	ClientStore
+	JournalStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.

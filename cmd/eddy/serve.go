@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/views"
 )
@@ -36,6 +37,9 @@ type serveOptions struct {
 
 	viewSessionTTL  time.Duration
 	clientRetention time.Duration
+
+	safeWindowSeconds    float64
+	journalRetentionDays int
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -93,6 +97,8 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
+	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
+	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -108,6 +114,10 @@ func (o *serveOptions) validate() error {
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.clientRetention <= 0:
 		return usagef("--client-retention must be positive")
+	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
+		return usagef("--safe-window-seconds must be above 0 and at most 3600")
+	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be between 1 and 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -132,6 +142,8 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
 		ClientRetention:   o.clientRetention,
+		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
+		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -161,7 +173,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 		_ = ln.Close()
 		return err
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
+	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
