@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
@@ -41,6 +44,12 @@ type Config struct {
 	// WITHOUT authentication, like /healthz: bind the server to loopback
 	// or protect /metrics at the proxy.
 	Metrics Metrics
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*"
+	// for any) allowed to call the API cross-origin; none = CORS off.
+	CORSOrigins []string
+	// TracerProvider starts the server's request spans; nil = the global
+	// provider (a no-op unless telemetry.StartTracing installed one).
+	TracerProvider trace.TracerProvider
 }
 
 // Metrics records HTTP request metrics and serves them
@@ -55,35 +64,39 @@ type Metrics interface {
 
 // Server serves eddy's HTTP API.
 type Server struct {
-	log       *changelog.Log
-	auth      *auth.Service
-	hub       *watch.Hub
-	defs      *definitions.Service
-	views     *views.Service
-	engine    *engine.Engine
-	logger    *slog.Logger
-	version   string
-	maxBody   int64
-	metrics   Metrics
-	causeKeys *causality.Keyring
-	mux       *http.ServeMux
-	handler   http.Handler
+	log            *changelog.Log
+	auth           *auth.Service
+	hub            *watch.Hub
+	defs           *definitions.Service
+	views          *views.Service
+	engine         *engine.Engine
+	logger         *slog.Logger
+	version        string
+	maxBody        int64
+	metrics        Metrics
+	corsOrigins    []string
+	tracerProvider trace.TracerProvider
+	causeKeys      *causality.Keyring
+	mux            *http.ServeMux
+	handler        http.Handler
 }
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
 	s := &Server{
-		log:     cfg.Log,
-		auth:    cfg.Auth,
-		hub:     cfg.Hub,
-		defs:    cfg.Definitions,
-		views:   cfg.Views,
-		engine:  cfg.Engine,
-		logger:  cfg.Logger,
-		version: cfg.Version,
-		maxBody: cfg.MaxBodyBytes,
-		metrics: cfg.Metrics,
-		mux:     http.NewServeMux(),
+		log:            cfg.Log,
+		auth:           cfg.Auth,
+		hub:            cfg.Hub,
+		defs:           cfg.Definitions,
+		views:          cfg.Views,
+		engine:         cfg.Engine,
+		logger:         cfg.Logger,
+		version:        cfg.Version,
+		maxBody:        cfg.MaxBodyBytes,
+		metrics:        cfg.Metrics,
+		corsOrigins:    cfg.CORSOrigins,
+		tracerProvider: cfg.TracerProvider,
+		mux:            http.NewServeMux(),
 	}
 	if cfg.Log != nil {
 		s.causeKeys = causality.NewKeyring(cfg.Log.Store())
@@ -96,6 +109,9 @@ func New(cfg Config) *Server {
 	}
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
+	}
+	if s.tracerProvider == nil {
+		s.tracerProvider = otel.GetTracerProvider()
 	}
 	if s.version == "" {
 		s.version = "dev"
