@@ -162,7 +162,9 @@ func TestServeLogLevelWarn(t *testing.T) {
 	out := &lineWaiter{marker: "admin token", found: make(chan string, 1)}
 	a := &app{stdout: out, stderr: &stderr, stdin: strings.NewReader(""), getenv: noEnv}
 	codes := make(chan int, 1)
-	go func() { codes <- a.run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--log-level", "warn"}) }()
+	go func() {
+		codes <- a.run(ctx, []string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--log-level", "warn"})
+	}()
 	select {
 	case <-out.found:
 	case code := <-codes:
