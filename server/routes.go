@@ -7,7 +7,7 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	if s.metrics != nil {
-		s.mux.Handle("GET /metrics", s.metrics.Handler())
+		s.handleHTTP("GET /metrics", s.metrics.Handler())
 	}
 
 	s.handle("GET /api/v1", s.discovery)
@@ -68,11 +68,19 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers h under pattern, rendering its errors.
 func (s *Server) handle(pattern string, h handlerFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handleHTTP(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
+}
+
+// handleHTTP registers h under pattern and records the pattern (the
+// OpenAPI test compares them with docs/openapi.yaml). Every route goes
+// through here.
+func (s *Server) handleHTTP(pattern string, h http.Handler) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, h)
 }
 
 // dispatch routes a request. Requests no pattern serves (404, 405) are

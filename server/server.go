@@ -78,6 +78,7 @@ type Server struct {
 	tracerProvider trace.TracerProvider
 	causeKeys      *causality.Keyring
 	mux            *http.ServeMux
+	patterns       []string // every pattern registered on mux, in order
 	handler        http.Handler
 }
 
