@@ -370,6 +370,8 @@ func TestOpenAPISchemaCheck(t *testing.T) {
 		{"version missing", "GET", "/api/v1/spaces/default/entities/task/t1", 200, `{"type":"task","id":"t1","properties":{}}`, false},
 		{"version a string", "GET", "/api/v1/spaces/default/entities/task/t1", 200, strings.Replace(entity, `"version":1`, `"version":"1"`, 1), false},
 		{"version not an integer", "GET", "/api/v1/spaces/default/entities/task/t1", 200, strings.Replace(entity, `"version":1`, `"version":1.5`, 1), false},
+		{"a property the spec does not name", "GET", "/api/v1/spaces/default/entities/task/t1", 200, strings.Replace(entity, `"version":1`, `"version":1,"colour":"red"`, 1), false},
+		{"a receipt property the spec does not name", "PUT", "/api/v1/spaces/default/entities/task/t1", 200, `{"receipt":{"status":"applied","x":1},"entity":null}`, false},
 		{"undocumented status", "GET", "/api/v1/spaces/default/entities/task/t1", 201, entity, false},
 		{"a problem", "GET", "/api/v1/spaces/default/entities/task/t1", 404, `{"error":{"code":"not_found","message":"no"}}`, true},
 		{"an unknown problem code", "GET", "/api/v1/spaces/default/entities/task/t1", 404, `{"error":{"code":"missing","message":"no"}}`, false},
