@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
@@ -50,6 +53,12 @@ type Config struct {
 	// WITHOUT authentication, like /healthz: bind the server to loopback
 	// or protect /metrics at the proxy.
 	Metrics Metrics
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*"
+	// for any) allowed to call the API cross-origin; none = CORS off.
+	CORSOrigins []string
+	// TracerProvider starts the server's request spans; nil = the global
+	// provider (a no-op unless telemetry.StartTracing installed one).
+	TracerProvider trace.TracerProvider
 }
 
 // Metrics records HTTP request metrics and serves them
@@ -64,39 +73,44 @@ type Metrics interface {
 
 // Server serves eddy's HTTP API.
 type Server struct {
-	log        *changelog.Log
-	auth       *auth.Service
-	hub        *watch.Hub
-	defs       *definitions.Service
-	views      *views.Service
-	journal    *journal.Service
-	engine     *engine.Engine
-	logger     *slog.Logger
-	version    string
-	maxBody    int64
-	metrics    Metrics
-	whenBudget predicate.Budget
-	causeKeys  *causality.Keyring
-	mux        *http.ServeMux
-	handler    http.Handler
+	log            *changelog.Log
+	auth           *auth.Service
+	hub            *watch.Hub
+	defs           *definitions.Service
+	views          *views.Service
+	journal        *journal.Service
+	engine         *engine.Engine
+	logger         *slog.Logger
+	version        string
+	maxBody        int64
+	metrics        Metrics
+	whenBudget     predicate.Budget
+	corsOrigins    []string
+	tracerProvider trace.TracerProvider
+	causeKeys      *causality.Keyring
+	mux            *http.ServeMux
+	patterns       []string // every pattern registered on mux, in order
+	handler        http.Handler
 }
 
 // New returns a Server for cfg.
 func New(cfg Config) *Server {
 	s := &Server{
-		log:        cfg.Log,
-		auth:       cfg.Auth,
-		hub:        cfg.Hub,
-		defs:       cfg.Definitions,
-		views:      cfg.Views,
-		journal:    cfg.Journal,
-		engine:     cfg.Engine,
-		logger:     cfg.Logger,
-		version:    cfg.Version,
-		maxBody:    cfg.MaxBodyBytes,
-		metrics:    cfg.Metrics,
-		whenBudget: cfg.WhenBudget,
-		mux:        http.NewServeMux(),
+		log:            cfg.Log,
+		auth:           cfg.Auth,
+		hub:            cfg.Hub,
+		defs:           cfg.Definitions,
+		views:          cfg.Views,
+		journal:        cfg.Journal,
+		engine:         cfg.Engine,
+		logger:         cfg.Logger,
+		version:        cfg.Version,
+		maxBody:        cfg.MaxBodyBytes,
+		metrics:        cfg.Metrics,
+		whenBudget:     cfg.WhenBudget,
+		corsOrigins:    cfg.CORSOrigins,
+		tracerProvider: cfg.TracerProvider,
+		mux:            http.NewServeMux(),
 	}
 	if cfg.Log != nil {
 		s.causeKeys = causality.NewKeyring(cfg.Log.Store())
@@ -115,8 +129,8 @@ func New(cfg Config) *Server {
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
 	}
-	if s.journal == nil && cfg.Log != nil {
-		s.journal = journal.New(cfg.Log, journal.Options{Logger: s.logger})
+	if s.tracerProvider == nil {
+		s.tracerProvider = otel.GetTracerProvider()
 	}
 	if s.version == "" {
 		s.version = "dev"

@@ -21,6 +21,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/telemetry"
 	"github.com/eddy-run/eddy/views"
 )
 
@@ -45,6 +46,8 @@ type serveOptions struct {
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
 	triggerBatch int
+
+	ops opsOptions
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -69,6 +72,14 @@ Triggers: the engine evaluates every space's triggers and runs their
 deliveries. Several processes sharing one PostgreSQL database spread the
 triggers by leases (--lease-ttl); --no-triggers serves the API without
 running any trigger in this process.
+
+Operations: the port opens before migrations run; /healthz answers 200
+from then on and /readyz (and the API) 503 until the server is ready.
+--log-format json writes one JSON object a line, --log-level sets the
+least severe level logged. --cors-origin (repeatable) lets browser apps
+served from those origins call the API; preflights need no token. Traces
+are exported over OTLP/HTTP when the standard OpenTelemetry environment
+asks for it (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp, ...).
 
 SIGINT or SIGTERM shuts down gracefully: watch streams end first with the
 terminal frame {"error":{"code":"unavailable",...}}, then in-flight requests
@@ -103,6 +114,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
+	o.ops.bind(cmd)
 }
 
 // validate checks the flag values a usage error must reject.
@@ -131,7 +143,7 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
-	return nil
+	return o.ops.validate()
 }
 
 // config is the eddy.Config the options select.
@@ -147,36 +159,49 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
-// serve runs the server until ctx ends or SIGINT/SIGTERM arrives.
+// serve runs the server until ctx ends or SIGINT/SIGTERM arrives. It
+// listens first and answers the probes while the store migrates (/readyz
+// is 503 until the server is built), then serves the API.
 func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
+	logger := o.ops.newLogger(a.stderr)
+	tracing, err := telemetry.StartTracing(ctx, a.getenv, version)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+		defer cancel()
+		err = errors.Join(err, tracing.Shutdown(sctx))
+	}()
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	var h swapHandler
+	h.set(server.Starting(logger, "migrations are running"))
+	srv := &http.Server{Handler: &h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("starting: probes answer on http://"+ln.Addr().String()+" (/readyz is 503 until ready)", "addr", ln.Addr().String(), "traces", tracing.Exporting)
 
 	e, err := eddy.Open(ctx, o.config(a.data, logger))
 	if err != nil {
-		return err
+		return errors.Join(err, closeNow(srv, served))
 	}
 	defer func() {
 		if cerr := e.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
 		}
 	}()
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	// The admin token is written only once the server can serve: a
-	// process that cannot listen leaves the data directory as it was.
 	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
-		_ = ln.Close()
-		return err
+		return errors.Join(err, closeNow(srv, served))
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
+		CORSOrigins: o.ops.corsOrigins}).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {
@@ -195,6 +220,18 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// closeNow closes a server that failed to start and waits for its Serve
+// to return.
+func closeNow(srv *http.Server, served <-chan error) error {
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close listener: %w", err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
