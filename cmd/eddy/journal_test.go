@@ -62,15 +62,18 @@ func untilContains(t *testing.T, s *testServer, o cliOptions, want string, args 
 func TestJournalCLI(t *testing.T) {
 	t.Parallel()
 	s := newJournalTestServer(t)
-	s.run(t, "put", "note", "n1", `{"t":"hello"}`).ok(t)
 	_, secret := tokenFields(t, s.run(t, "tokens", "create", "--role", "reader", "--user", "u1", "--application", "cli").ok(t).stdout)
 	u1 := cliOptions{env: map[string]string{"EDDY_TOKEN": secret}}
+	// A session opened before the write: its cursor (a safe window back
+	// from its creation) is behind n1, whenever the read runs.
+	before := decodeOne[journal.Session](t, s.runWith(t, u1, "journal", "session").ok(t).stdout)
+	s.run(t, "put", "note", "n1", `{"t":"hello"}`).ok(t)
 
 	if out := s.runWith(t, u1, "journal", "capabilities").ok(t).stdout; !strings.Contains(out, `"pageLimit": 500`) {
 		t.Fatalf("capabilities: %s", out)
 	}
 	ses := decodeOne[journal.Session](t, s.runWith(t, u1, "journal", "session").ok(t).stdout)
-	out := untilContains(t, s, u1, `1 object note/n1 {"t":"hello"}`, "journal", "read")
+	out := untilContains(t, s, u1, `1 object note/n1 {"t":"hello"}`, "journal", "read", "--cursor", before.Cursor)
 	cur := lastCursor(t, out)
 	s.run(t, "delete", "note", "n1").ok(t)
 	untilContains(t, s, u1, "2 tombstone note/n1 deleted", "journal", "read", "--cursor", cur, "--limit", "10")
