@@ -101,8 +101,11 @@ func TestJournalFollow(t *testing.T) {
 		getenv: func(k string) string { return map[string]string{"EDDY_TOKEN": secret}[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
+	// Follow from a session opened before the write, so the write is
+	// after the cursor however late the follow starts.
+	before := decodeOne[journal.Session](t, s.runWith(t, cliOptions{env: map[string]string{"EDDY_TOKEN": secret}}, "journal", "session").ok(t).stdout)
 	go func() {
-		done <- a.run(ctx, []string{"--server", s.url, "--data", s.dir, "journal", "read", "--follow", "--poll", "10ms"})
+		done <- a.run(ctx, []string{"--server", s.url, "--data", s.dir, "journal", "read", "--follow", "--poll", "10ms", "--cursor", before.Cursor})
 	}()
 	s.run(t, "put", "note", "late", `{}`).ok(t)
 	deadline := time.After(20 * time.Second)
