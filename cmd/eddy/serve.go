@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/internal/logbuf"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/views"
 )
@@ -134,7 +135,11 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
+	// The log goes out in batches (one write per ~100 ms of access log
+	// lines, not one per request); WARN and above at once.
+	out := logbuf.New(a.stderr, 64<<10, 100*time.Millisecond)
+	defer out.Close()
+	logger := slog.New(logbuf.NewHandler(slog.NewTextHandler(out, nil), out))
 
 	e, err := eddy.Open(ctx, o.config(a.data, logger))
 	if err != nil {
