@@ -37,6 +37,8 @@ type serveOptions struct {
 
 	viewSessionTTL time.Duration
 
+	durability string
+
 	noTriggers   bool
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
@@ -92,6 +94,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
+	f.StringVar(&o.durability, "durability", eddy.DurabilityStrict, "strict: a write is acknowledged once on disk; relaxed: SQLite synchronous=NORMAL / PostgreSQL synchronous_commit=off, a power loss may lose the last moments of acknowledged writes, never corrupts or reorders")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -103,6 +106,8 @@ func (o *serveOptions) validate() error {
 	switch {
 	case o.heartbeat <= 0:
 		return usagef("--heartbeat must be positive")
+	case o.durability != eddy.DurabilityStrict && o.durability != eddy.DurabilityRelaxed:
+		return usagef("--durability must be strict or relaxed")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.retainAge < 0:
@@ -127,6 +132,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
+		Durability:        o.durability,
 		ViewSessionTTL:    o.viewSessionTTL,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }

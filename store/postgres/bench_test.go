@@ -128,3 +128,19 @@ func rawScan(b *testing.B, pool *pgxpool.Pool) int {
 	}
 	return n
 }
+
+// BenchmarkDurability compares eddy's commit path with synchronous_commit
+// on (serve --durability strict) and off (relaxed) in one run.
+func BenchmarkDurability(b *testing.B) {
+	for _, async := range []bool{false, true} {
+		for _, w := range []int{1, 16} {
+			b.Run(fmt.Sprintf("async=%v/writers=%d", async, w), func(b *testing.B) {
+				url := pgtest.NewDatabase(b)
+				st := storetest.Migrated(b, func(ctx context.Context) (*postgres.Store, error) {
+					return postgres.OpenOptions(ctx, url, postgres.Options{AsyncCommit: async})
+				})
+				storetest.BenchWrites(b, st, w, 1)
+			})
+		}
+	}
+}

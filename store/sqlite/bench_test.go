@@ -121,3 +121,19 @@ func rawScan(b *testing.B, db *sql.DB) int {
 	}
 	return n
 }
+
+// BenchmarkDurability compares eddy's commit path with synchronous=FULL
+// (serve --durability strict) and NORMAL (relaxed) in one run.
+func BenchmarkDurability(b *testing.B) {
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		for _, w := range []int{1, 16} {
+			b.Run(fmt.Sprintf("synchronous=%s/writers=%d", sync, w), func(b *testing.B) {
+				path := filepath.Join(b.TempDir(), "eddy.db")
+				st := storetest.Migrated(b, func(ctx context.Context) (*sqlite.Store, error) {
+					return sqlite.OpenOptions(ctx, path, sqlite.Options{Synchronous: sync})
+				})
+				storetest.BenchWrites(b, st, w, 1)
+			})
+		}
+	}
+}
