@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 	"github.com/eddy-run/eddy/store/storetest"
@@ -142,5 +144,16 @@ func BenchmarkDurability(b *testing.B) {
 				storetest.BenchWrites(b, st, w, 1)
 			})
 		}
+	}
+}
+
+// BenchmarkLinger compares group commit with and without the leader's
+// linger (changelog.Options.Linger) at 16 writers into one space.
+func BenchmarkLinger(b *testing.B) {
+	for _, l := range []time.Duration{-1, changelog.DefaultLinger} {
+		b.Run(fmt.Sprintf("linger=%s/writers=16", max(l, 0)), func(b *testing.B) {
+			st, _ := openBench(b)
+			storetest.BenchWritesOptions(b, st, 16, 1, changelog.Options{Linger: l})
+		})
 	}
 }

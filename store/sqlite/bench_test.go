@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/store/storetest"
 )
@@ -135,5 +137,16 @@ func BenchmarkDurability(b *testing.B) {
 				storetest.BenchWrites(b, st, w, 1)
 			})
 		}
+	}
+}
+
+// BenchmarkLinger compares group commit with and without the leader's
+// linger (changelog.Options.Linger) at 16 writers into one space.
+func BenchmarkLinger(b *testing.B) {
+	for _, l := range []time.Duration{-1, changelog.DefaultLinger} {
+		b.Run(fmt.Sprintf("linger=%s/writers=16", max(l, 0)), func(b *testing.B) {
+			st, _ := openBench(b)
+			storetest.BenchWritesOptions(b, st, 16, 1, changelog.Options{Linger: l})
+		})
 	}
 }
