@@ -426,6 +426,14 @@ type WriteTx interface {
 	TriggerTx
 }
 
+// BatchAppender is implemented by write transactions that append several
+// commits at once more cheaply than one by one (multi-row statements).
+// AppendBatch(ctx, cs, recs) does what Append(ctx, cs[i], recs[i]) does
+// for each i in order.
+type BatchAppender interface {
+	AppendBatch(ctx context.Context, commits []Commit, records [][]Record) error
+}
+
 // Notifier is implemented by drivers that can tell a process about
 // commits made by other processes sharing the database (PostgreSQL:
 // LISTEN on the channel the write transaction NOTIFYs).

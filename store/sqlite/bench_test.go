@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/store/storetest"
 )
@@ -147,6 +148,31 @@ func BenchmarkLinger(b *testing.B) {
 		b.Run(fmt.Sprintf("linger=%s/writers=16", max(l, 0)), func(b *testing.B) {
 			st, _ := openBench(b)
 			storetest.BenchWritesOptions(b, st, 16, 1, changelog.Options{Linger: l})
+		})
+	}
+}
+
+// oneByOne hides a store's BatchAppender: the changelog then appends a
+// group's commits one statement per row, as before multi-row appends.
+type oneByOne struct{ store.Store }
+
+func (s oneByOne) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
+	tx, err := s.Store.WriteBegin(ctx, p)
+	return struct{ store.WriteTx }{tx}, err
+}
+
+// BenchmarkAppendBatch compares a group's commits appended one row per
+// statement (the baseline) with multi-row statements, at 16 writers into
+// one space.
+func BenchmarkAppendBatch(b *testing.B) {
+	for _, mode := range []string{"one-by-one", "multi-row"} {
+		b.Run(mode+"/writers=16", func(b *testing.B) {
+			st, _ := openBench(b)
+			var s store.Store = st
+			if mode == "one-by-one" {
+				s = oneByOne{st}
+			}
+			storetest.BenchWrites(b, s, 16, 1)
 		})
 	}
 }

@@ -30,6 +30,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("Secrets", func(t *testing.T) { t.Parallel(); testRawSecrets(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { t.Parallel(); testHousekeeping(t, open) })
 	t.Run("CommitLanded", func(t *testing.T) { t.Parallel(); testCommitLanded(t, open) })
+	t.Run("AppendBatch", func(t *testing.T) { t.Parallel(); testAppendBatch(t, open) })
 }
 
 var ctx0 = context.Background()
