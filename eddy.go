@@ -81,7 +81,25 @@ type Config struct {
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
+	// Durability is DurabilityStrict (the default, "") or
+	// DurabilityRelaxed.
+	Durability string
 }
+
+// Durability levels (Config.Durability, eddy serve --durability).
+const (
+	// DurabilityStrict acknowledges a write only once it is on stable
+	// storage: SQLite synchronous=FULL, PostgreSQL synchronous_commit on.
+	DurabilityStrict = "strict"
+	// DurabilityRelaxed is SQLite synchronous=NORMAL in WAL mode and
+	// PostgreSQL synchronous_commit=off: a power loss may lose the last
+	// moments of acknowledged writes, never corrupts or reorders.
+	DurabilityRelaxed = "relaxed"
+)
+
+// ErrBadDurability reports a Config.Durability that is neither strict nor
+// relaxed.
+var ErrBadDurability = errors.New("durability must be strict or relaxed")
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
 const hubStopTimeout = 5 * time.Second
@@ -184,15 +202,27 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	relaxed := false
+	switch cfg.Durability {
+	case "", DurabilityStrict:
+	case DurabilityRelaxed:
+		relaxed = true
+	default:
+		return nil, "", fmt.Errorf("%w: %q", ErrBadDurability, cfg.Durability)
+	}
 	switch kind {
 	case "postgres":
-		st, err := postgres.Open(ctx, target)
+		st, err := postgres.OpenOptions(ctx, target, postgres.Options{AsyncCommit: relaxed})
 		if err != nil {
 			return nil, "", fmt.Errorf("open postgres: %w", err)
 		}
 		return st, kind, nil
 	default:
-		st, err := sqlite.Open(ctx, target)
+		o := sqlite.Options{}
+		if relaxed {
+			o.Synchronous = "NORMAL"
+		}
+		st, err := sqlite.OpenOptions(ctx, target, o)
 		if err != nil {
 			return nil, "", fmt.Errorf("open sqlite %s: %w", target, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/internal/logbuf"
 	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/telemetry"
@@ -41,6 +42,8 @@ type serveOptions struct {
 
 	safeWindowSeconds    float64
 	journalRetentionDays int
+
+	durability string
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -110,6 +113,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
 	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
 	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
+	f.StringVar(&o.durability, "durability", eddy.DurabilityStrict, "strict: a write is acknowledged once on disk; relaxed: SQLite synchronous=NORMAL / PostgreSQL synchronous_commit=off, a power loss may lose the last moments of acknowledged writes, never corrupts or reorders")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -122,6 +126,8 @@ func (o *serveOptions) validate() error {
 	switch {
 	case o.heartbeat <= 0:
 		return usagef("--heartbeat must be positive")
+	case o.durability != eddy.DurabilityStrict && o.durability != eddy.DurabilityRelaxed:
+		return usagef("--durability must be strict or relaxed")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.clientRetention <= 0:
@@ -152,6 +158,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
+		Durability:        o.durability,
 		ViewSessionTTL:    o.viewSessionTTL,
 		ClientRetention:   o.clientRetention,
 		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
@@ -165,7 +172,12 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := o.ops.newLogger(a.stderr)
+	// The log goes out in batches (one write per ~100 ms of access log
+	// lines, not one per request); WARN and above at once.
+	out := logbuf.New(a.stderr, 64<<10, 100*time.Millisecond)
+	defer out.Close()
+	logger := o.ops.newLogger(out)
+	logger = slog.New(logbuf.NewHandler(logger.Handler(), out))
 	tracing, err := telemetry.StartTracing(ctx, a.getenv, version)
 	if err != nil {
 		return usagef("%v", err)

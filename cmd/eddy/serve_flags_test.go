@@ -124,3 +124,28 @@ func TestServeJournalFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeDurabilityFlag: --durability is strict by default, relaxed on
+// request, and anything else a usage error.
+func TestServeDurabilityFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+		ok   bool
+	}{{nil, eddy.DurabilityStrict, true}, {[]string{"--durability", "relaxed"}, eddy.DurabilityRelaxed, true}, {[]string{"--durability=fast"}, "", false}} {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, func(string) string { return "" })
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.validate()
+		if (err == nil) != tc.ok {
+			t.Fatalf("%v: validate = %v", tc.args, err)
+		}
+		if tc.ok && o.config("d", nil).Durability != tc.want {
+			t.Errorf("%v: durability %q, want %q", tc.args, o.config("d", nil).Durability, tc.want)
+		}
+	}
+}
