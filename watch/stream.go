@@ -3,11 +3,13 @@ package watch
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
 )
 
 // errShutdown ends the streams of a stopping hub.
@@ -51,12 +53,13 @@ type Budget interface {
 // taken over (hijacked) and served by a goroutine of the hub, so Serve
 // returns at once; otherwise Serve returns when the stream ends.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
-	if !h.enter() {
-		return problem.New(problem.Unavailable, "the server is shutting down")
+	key := keyOf(r.Context())
+	if err := h.enter(key); err != nil {
+		return refuse(w, err)
 	}
 	from, caughtUp, err := h.position(r.Context(), p)
 	if err != nil {
-		h.exit()
+		h.exit(key)
 		return err
 	}
 	hdr := w.Header()
@@ -64,7 +67,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	wt := h.newWatcher(p, from)
-	if s, ok := hijack(w, r, h.takeover); ok {
+	if s, ok := hijack(w, r, h.takeover, h.opts.WriteTimeout); ok {
 		wt.sink = s
 		ctx, cancel := context.WithCancel(h.ctx)
 		if p.Budget != nil {
@@ -73,15 +76,15 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 			go s.watchClose(cancel)
 		}
 		go func() {
-			defer h.exit()
+			defer h.exit(key)
 			defer cancel()
 			wt.serve(ctx, caughtUp)
 		}()
 		return nil
 	}
-	defer h.exit()
+	defer h.exit(key)
 	w.WriteHeader(http.StatusOK)
-	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	wt.sink = newResponseSink(w, h.opts.WriteTimeout)
 	wt.serve(r.Context(), caughtUp)
 	return nil
 }
@@ -201,7 +204,11 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	for i := range page.Rows {
 		if r := &page.Rows[i]; r.Seq > wt.pos {
 			wt.buf = appendRow(wt.buf, r)
-			wt.told = r.Seq
+			wt.pos, wt.told = r.Seq, r.Seq
+		}
+		page.Rows[i] = store.Row{} // encoded: a stalled write need not hold it
+		if err := wt.flushFull(); err != nil {
+			return false, err
 		}
 	}
 	wt.pos = max(wt.pos, page.Cursor)
@@ -224,6 +231,9 @@ func (wt *watcher) deliver(ctx context.Context, items []item) error {
 			wt.told = wt.pos
 		}
 		if err := wt.budgetErr(); err != nil {
+			return err
+		}
+		if err := wt.flushFull(); err != nil {
 			return err
 		}
 	}
@@ -253,10 +263,37 @@ func (wt *watcher) bookmark() {
 }
 
 // writeError is a failure to write to the client: the stream is gone.
-type writeError struct{ err error }
+// stalled says the write ran out of its deadline (the client stopped
+// reading) rather than failing outright.
+type writeError struct {
+	err     error
+	stalled bool
+}
 
 func (e *writeError) Error() string { return "write stream: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
+
+func newWriteError(err error) *writeError {
+	var ne net.Error
+	return &writeError{err: err, stalled: errors.As(err, &ne) && ne.Timeout()}
+}
+
+// stallFrame is the terminal frame of a stream whose client stopped
+// reading for timeout.
+func stallFrame(timeout time.Duration) []byte {
+	return appendError(nil, problem.New(problem.Unavailable,
+		"the client read nothing for %s: the stream ends; resume from the last seq or bookmark", timeout).With("reason", "slow_consumer"))
+}
+
+// flushFull flushes once the buffered lines reach MaxBuffer, so that a
+// stream never holds more than about that much for a client that does
+// not read.
+func (wt *watcher) flushFull() error {
+	if len(wt.buf) < wt.h.opts.MaxBuffer {
+		return nil
+	}
+	return wt.flush()
+}
 
 // flush writes and flushes the buffered lines and restarts the heartbeat.
 func (wt *watcher) flush() error {
@@ -270,7 +307,7 @@ func (wt *watcher) flush() error {
 	}
 	wt.timer.Reset(wt.h.opts.Heartbeat)
 	if err != nil {
-		return &writeError{err}
+		return newWriteError(err)
 	}
 	return nil
 }
@@ -279,7 +316,14 @@ func (wt *watcher) flush() error {
 // there to read it.
 func (wt *watcher) end(ctx context.Context, err error) {
 	var we *writeError
-	if errors.As(err, &we) || ctx.Err() != nil {
+	if errors.As(err, &we) {
+		if we.stalled {
+			wt.h.stalls.Add(1)
+			wt.sink.abort(stallFrame(wt.h.opts.WriteTimeout))
+		}
+		return
+	}
+	if ctx.Err() != nil {
 		return
 	}
 	pe := terminal(err)
