@@ -40,6 +40,8 @@ type serveOptions struct {
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
 	triggerBatch int
+
+	limits limitOptions
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -93,6 +95,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
+	o.limits.bind(f)
 }
 
 // validate checks the flag values a usage error must reject.
@@ -115,7 +118,7 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
-	return nil
+	return o.limits.validate()
 }
 
 // config is the eddy.Config the options select.
@@ -125,6 +128,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
+		Watch:             o.limits.watch(),
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -148,12 +152,14 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	}
 
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	raw, err := lc.Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	ln := server.Listen(raw, o.limits.conns())
+	s := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
+		WhenBudget: o.limits.whenBudget()})
+	srv := s.HTTPServer(o.limits.conns(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
