@@ -142,6 +142,7 @@ type Hub struct {
 	streams  sync.WaitGroup // open streams
 	open     atomic.Int64   // open streams, for Watchers
 	stalls   atomic.Int64   // streams ended for a client that stopped reading
+	writing  atomic.Int64   // watch streams in the middle of a write (tests read it)
 	loops    sync.WaitGroup // space loops and the listener
 
 	// Lock order: mu before spaceHub.mu.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,7 +129,7 @@ func (e *env) writeBig(n, size int) int64 {
 		ms := make([]changelog.Mutation, batch)
 		for i := range ms {
 			props, _ := json.Marshal(map[string]string{"pad": pad})
-			ms[i] = changelog.Mutation{Op: changelog.OpPut, Type: "big", EntityID: fmt.Sprintf("b%d-%d", n, i), Properties: props}
+			ms[i] = changelog.Mutation{Op: changelog.OpPut, Type: "big", EntityID: fmt.Sprintf("b%d-%d", time.Now().UnixNano(), i), Properties: props}
 		}
 		res, err := e.log.Write(context.Background(), changelog.WriteRequest{Space: "s", Mutations: ms, Provenance: store.Provenance{Actor: "test", Via: "api"}})
 		if err != nil {
@@ -193,4 +195,76 @@ func TestStalledConsumer(t *testing.T) {
 			next++
 		}
 	})
+}
+
+// stallResult is what stallMany measured.
+type stallResult struct {
+	// heldPerStream is the heap in use per stalled stream while all of
+	// them were blocked on a client that does not read (when measured).
+	heldPerStream int64
+	// ended is how long the streams took to end after the first write.
+	ended time.Duration
+}
+
+// stallMany opens n watch streams (query after "?", e.g. "from=0")
+// whose clients never read, and writes rows until every stream has ended
+// as stalled, its slot freed. With measure it first waits until every
+// stream is blocked writing to its client and measures the heap they
+// hold: the hub's WriteTimeout must leave time for that.
+func stallMany(t *testing.T, e *env, n int, query string, measure bool) stallResult {
+	t.Helper()
+	smallSendBuffers(e)
+	addr := strings.TrimPrefix(e.srv.URL, "http://")
+	stalled := e.hub.stalls.Load()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		c, err := stallConn(context.Background(), "tcp", addr)
+		if err != nil {
+			t.Fatalf("dial stream %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if _, err := io.WriteString(c, "GET /s?"+query+" HTTP/1.1\r\nHost: x\r\nX-Key: k"+strconv.Itoa(i%8)+"\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitWatchers(t, e.hub, n)
+	var res stallResult
+	start := time.Now()
+	deadline := start.Add(5 * time.Minute)
+	for measure && e.hub.writing.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d streams blocked writing", e.hub.writing.Load(), n)
+		}
+		e.writeBig(20, 200)
+	}
+	if measure {
+		var during runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		res.heldPerStream = (int64(during.HeapInuse) - int64(before.HeapInuse)) / int64(n)
+	}
+	for e.hub.Watchers() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d stalled streams still open (stalls %d)", e.hub.Watchers(), n, e.hub.stalls.Load())
+		}
+		e.writeBig(20, 200)
+	}
+	res.ended = time.Since(start)
+	if got := e.hub.stalls.Load() - stalled; got != int64(n) {
+		t.Errorf("%d streams ended as stalled, want %d", got, n)
+	}
+	return res
+}
+
+// TestManyStalledStreams is the bounded form of the soak test (make
+// soak): streams whose clients never read are all disconnected after the
+// write timeout, freeing their slots.
+func TestManyStalledStreams(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, drivers[0].open(t), Options{WriteTimeout: 500 * time.Millisecond})
+	e.writeBig(500, 200)
+	stallMany(t, e, 10, "from=0", false) // behind: they catch up from the store
+	stallMany(t, e, 10, "", false)       // at the head: fed by the fan-out
 }

@@ -122,6 +122,21 @@ type watcher struct {
 	buf   []byte      // lines not yet written
 	pos   int64       // last seq consumed
 	told  int64       // last position the client has: a row sent or a bookmark
+	batch int         // rows of the next catch-up read; 0 starts small
+}
+
+// minCatchUp is the first catch-up read of a stream, and of one dropped
+// from the fan-out for a full buffer: a client that does not read holds
+// at most this many rows read for it (and MaxBuffer of encoded lines).
+// Each read that is sent in full doubles it, up to CatchUpBatch.
+const minCatchUp = 64
+
+// nextBatch returns the rows of the next catch-up read.
+func (wt *watcher) nextBatch() int {
+	if wt.batch <= 0 {
+		wt.batch = min(minCatchUp, wt.h.opts.CatchUpBatch)
+	}
+	return wt.batch
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
@@ -163,7 +178,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 		select {
 		case items, ok := <-ch:
 			if !ok { // dropped for falling behind: catch up and rejoin
-				ch, caughtUp = nil, false
+				ch, caughtUp, wt.batch = nil, false, 0
 				continue
 			}
 			if err := wt.deliver(ctx, items); err != nil {
@@ -194,7 +209,7 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 		hook(wt.pos)
 	}
 	wt.resetBudget(ctx)
-	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.h.opts.CatchUpBatch)
+	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.nextBatch())
 	if err == nil {
 		err = wt.budgetErr()
 	}
@@ -213,7 +228,11 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	}
 	wt.pos = max(wt.pos, page.Cursor)
 	wt.bookmark()
-	return page.Cursor >= page.Head, wt.flush()
+	if err := wt.flush(); err != nil {
+		return false, err
+	}
+	wt.batch = min(2*wt.batch, wt.h.opts.CatchUpBatch)
+	return page.Cursor >= page.Head, nil
 }
 
 // deliver sends the rows of a fan-out batch the watcher has not seen and
@@ -300,7 +319,9 @@ func (wt *watcher) flush() error {
 	if len(wt.buf) == 0 {
 		return nil
 	}
+	wt.h.writing.Add(1)
 	err := wt.sink.write(wt.buf)
+	wt.h.writing.Add(-1)
 	wt.buf = wt.buf[:0]
 	if cap(wt.buf) > maxIdleBuf {
 		wt.buf = nil
