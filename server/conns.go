@@ -65,13 +65,13 @@ func (l ConnLimits) withDefaults() ConnLimits {
 	return l
 }
 
-// HTTPServer returns an http.Server for s's handler with the timeouts of
-// l. Serve it on Listen's listener so that MaxConns holds and
-// connections beyond it answer only health checks.
-func (s *Server) HTTPServer(l ConnLimits, errorLog *log.Logger) *http.Server {
+// HTTPServer returns an http.Server for h (a Server's Handler) with the
+// timeouts of l. Serve it on Listen's listener so that MaxConns holds
+// and connections beyond it answer only health checks.
+func HTTPServer(h http.Handler, l ConnLimits, errorLog *log.Logger) *http.Server {
 	l = l.withDefaults()
 	return &http.Server{
-		Handler:           healthOnlyOverCap(s.handler),
+		Handler:           healthOnlyOverCap(h),
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,

@@ -27,7 +27,7 @@ func connEnv(t *testing.T, l ConnLimits) (addr string, ln *Listener) {
 		t.Fatal(err)
 	}
 	ln = Listen(raw, l)
-	srv := s.HTTPServer(l, nil)
+	srv := HTTPServer(s.Handler(), l, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -175,7 +175,7 @@ func TestStreamsOutliveWriteTimeout(t *testing.T) {
 			e.t.Fatal(err)
 		}
 		l := ConnLimits{WriteTimeout: 50 * time.Millisecond}
-		srv := e.server.HTTPServer(l, nil)
+		srv := HTTPServer(e.server.Handler(), l, nil)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

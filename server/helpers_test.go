@@ -201,6 +201,7 @@ func (e *env) do(t *testing.T, r req) *resp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkResponse(t, hr, res.StatusCode, res.Header, b)
 	return &resp{t: t, status: res.StatusCode, header: res.Header, body: b}
 }
 

@@ -11,7 +11,7 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	if s.metrics != nil {
-		s.mux.Handle("GET /metrics", s.metrics.Handler())
+		s.handleHTTP("GET /metrics", s.metrics.Handler())
 	}
 
 	s.handle("GET /api/v1", s.discovery)
@@ -58,6 +58,8 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/spaces/{space}/deliveries/{id}/discard", s.discardDelivery)
 	s.handle("GET /api/v1/spaces/{space}/fence", s.fence)
 	s.viewRoutes()
+	s.pushRoutes()
+	s.journalRoutes()
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)
@@ -75,7 +77,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // invalid space name before h runs: one place, so no handler forgets.
 func (s *Server) handle(pattern string, h handlerFunc) {
 	spaced := strings.Contains(pattern, "{space}")
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handleHTTP(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := checkRequest(r, spaced)
 		if err == nil {
 			err = h(w, r)
@@ -83,7 +85,15 @@ func (s *Server) handle(pattern string, h handlerFunc) {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
+}
+
+// handleHTTP registers h under pattern and records the pattern (the
+// OpenAPI test compares them with docs/openapi.yaml). Every route goes
+// through here.
+func (s *Server) handleHTTP(pattern string, h http.Handler) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, h)
 }
 
 // checkRequest refuses what no handler can serve: a query string that

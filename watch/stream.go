@@ -236,7 +236,8 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 }
 
 // deliver sends the rows of a fan-out batch the watcher has not seen and
-// its filter selects.
+// its filter selects (reading a row's commit when the filter needs it to
+// judge the row).
 func (wt *watcher) deliver(ctx context.Context, items []item) error {
 	wt.resetBudget(ctx)
 	for i := range items {
@@ -244,8 +245,12 @@ func (wt *watcher) deliver(ctx context.Context, items []item) error {
 		if it.row.Seq <= wt.pos {
 			continue
 		}
+		ok, err := wt.h.log.Admit(ctx, wt.space, &it.row, &wt.f)
+		if err != nil {
+			return err
+		}
 		wt.pos = it.row.Seq
-		if wt.f.Match(&it.row) {
+		if ok {
 			wt.buf = append(wt.buf, it.line...)
 			wt.told = wt.pos
 		}
@@ -366,6 +371,8 @@ func terminal(err error) *problem.Error {
 		return problem.New(problem.Unavailable, "the server is shutting down; resume from the last seq or bookmark")
 	case errors.As(err, &pe):
 		return pe
+	case changelog.StoreUnavailable(err) != nil:
+		return changelog.StoreUnavailable(err)
 	case errors.As(err, &hu):
 		return problem.New(problem.Compacted, "%s", hu.Error()).With("horizon", hu.Horizon)
 	default:
