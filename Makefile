@@ -5,6 +5,7 @@ PKGS     ?= ./...
 FUZZTIME ?= 30s
 SOAKTIME ?= 60s
 BENCH    ?= .
+SOAK_STREAMS ?= 2000
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 # The PostgreSQL half of the tests connects here (each run creates and drops
@@ -53,6 +54,10 @@ test: vet fmt-check pg-check ## vet, gofmt check and every test with -race, SQLi
 
 .PHONY: test-race
 test-race: test ## the same as test (test already runs with -race)
+
+.PHONY: soak
+soak: pg-check ## long scenarios of issue 9 (SOAK_STREAMS non-reading watch streams, default 2000), -tags soak
+	EDDY_SOAK_STREAMS=$(SOAK_STREAMS) $(GO) test -tags soak -race=false -count=1 -timeout 30m -run '^TestSoak' -v ./watch
 
 .PHONY: test-short
 test-short: ## quick tests: -short, no race detector

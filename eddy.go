@@ -56,6 +56,10 @@ type Config struct {
 	// Heartbeat is how long a watch stream may stay silent before it
 	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
 	Heartbeat time.Duration
+	// Watch tunes the watch hub (stream caps, write timeout, buffers);
+	// Heartbeat above wins when set, and Open sets its Logger and
+	// OnNotify.
+	Watch watch.Options
 	// Retention is the policy the background housekeeper prunes every
 	// space with; the zero value prunes nothing. Receipts past the
 	// idempotency window are expired either way.
@@ -157,7 +161,12 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
-	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
+	wo := cfg.Watch
+	if cfg.Heartbeat > 0 {
+		wo.Heartbeat = cfg.Heartbeat
+	}
+	wo.Logger, wo.OnNotify = logger, e.notifyEngine
+	e.hub = watch.New(e.log, wo)
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
 	}

@@ -17,7 +17,7 @@ import (
 // yet passes the static estimate (which counts lists at 50).
 const heavyWhen = `row.payload.properties.all(x, row.payload.properties.all(y, x != y || x == y))`
 
-// putLists writes n entities of 90 properties each, in one batch: each
+// putLists writes n entities of 90 properties each: each
 // row's payload.properties lists 90 names.
 func putLists(e *env, n int) {
 	e.t.Helper()
@@ -25,11 +25,14 @@ func putLists(e *env, n int) {
 	for i := range 90 {
 		props[fmt.Sprintf("p%d", i)] = i
 	}
-	ms := make([]map[string]any, n)
-	for i := range ms {
-		ms[i] = map[string]any{"op": "put", "type": "task", "entityId": fmt.Sprintf("t%d", i), "properties": props}
+	for done := 0; done < n; {
+		ms := make([]map[string]any, min(n-done, 100))
+		for i := range ms {
+			ms[i] = map[string]any{"op": "put", "type": "task", "entityId": fmt.Sprintf("t%d", done+i), "properties": props}
+		}
+		e.call(e.t, "POST", "/api/v1/spaces/default/mutations", map[string]any{"mutations": ms}).want(http.StatusOK)
+		done += len(ms)
 	}
-	e.call(e.t, "POST", "/api/v1/spaces/default/mutations", map[string]any{"mutations": ms}).want(http.StatusOK)
 }
 
 // TestWhenRefusedAtCompile: a when whose static cost is pathological, or
@@ -68,10 +71,12 @@ func TestWhenBudget(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
-				c.WhenBudget = predicate.Budget{Cost: 3 * predicate.CostLimit, Wall: time.Hour}
+				c.WhenBudget = predicate.Budget{Cost: 2000, Wall: time.Hour}
 			})
 			putLists(e, 20)
-			q := "&when=" + url.QueryEscape(heavyWhen)
+			// A few hundred cost units a row: the budget ends it after a
+			// handful of the 20 rows.
+			q := "&when=" + url.QueryEscape(`row.payload.properties.exists(p, p == "none")`)
 			for _, path := range []string{"changes?from=0", "changes?before=21"} {
 				pe := e.call(t, "GET", "/api/v1/spaces/default/"+path+q, nil).want(http.StatusBadRequest).problem("bad_request")
 				if pe.Details["reason"] != "evaluation_budget" {
@@ -101,7 +106,7 @@ func TestWhenBudget(t *testing.T) {
 
 // TestWhenStopsWhenClientLeaves: a watch stream judging costly rows stops
 // evaluating as soon as its client goes, not after the whole batch (here
-// 1,000 rows of about the per-row limit each: many seconds of CPU).
+// 600 rows of about the per-row limit each: many seconds of CPU).
 func TestWhenStopsWhenClientLeaves(t *testing.T) {
 	t.Parallel()
 	for _, d := range drivers {
@@ -110,7 +115,7 @@ func TestWhenStopsWhenClientLeaves(t *testing.T) {
 			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
 				c.WhenBudget = predicate.Budget{Cost: math.MaxUint64, Wall: time.Hour}
 			})
-			putLists(e, 1000)
+			putLists(e, 600)
 			s := e.watch(t, "/api/v1/spaces/default/changes?watch=1&from=0&when="+url.QueryEscape(heavyWhen), e.admin)
 			if f := s.frame(); f != "bookmark:0" {
 				t.Fatalf("first frame %s, want bookmark:0", f)

@@ -50,7 +50,8 @@ type serveOptions struct {
 	triggerPoll  time.Duration
 	triggerBatch int
 
-	ops opsOptions
+	ops    opsOptions
+	limits limitOptions
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -119,6 +120,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
 	o.ops.bind(cmd)
+	o.limits.bind(f)
 }
 
 // validate checks the flag values a usage error must reject.
@@ -149,7 +151,10 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
-	return o.ops.validate()
+	if err := o.ops.validate(); err != nil {
+		return err
+	}
+	return o.limits.validate()
 }
 
 // config is the eddy.Config the options select.
@@ -160,6 +165,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		NoEngine:          o.noTriggers,
 		Durability:        o.durability,
 		ViewSessionTTL:    o.viewSessionTTL,
+		Watch:             o.limits.watch(),
 		ClientRetention:   o.clientRetention,
 		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
 		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
@@ -189,13 +195,14 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	}()
 
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	raw, err := lc.Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln := server.Listen(raw, o.limits.conns())
 	var h swapHandler
 	h.set(server.Starting(logger, "migrations are running"))
-	srv := &http.Server{Handler: &h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := server.HTTPServer(&h, o.limits.conns(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("starting: probes answer on http://"+ln.Addr().String()+" (/readyz is 503 until ready)", "addr", ln.Addr().String(), "traces", tracing.Exporting)
@@ -213,7 +220,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 		return errors.Join(err, closeNow(srv, served))
 	}
 	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
-		CORSOrigins: o.ops.corsOrigins}).Handler())
+		CORSOrigins: o.ops.corsOrigins, WhenBudget: o.limits.whenBudget()}).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {
