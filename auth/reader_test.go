@@ -103,6 +103,15 @@ func TestReaderRecords(t *testing.T) {
 		{"admin Unlimited", admin.Unlimited([]string{"doc"}), true},
 		{"UnlimitedEverywhere with rules", ann.UnlimitedEverywhere(), false},
 		{"UnlimitedEverywhere without rules", NewReader(&Principal{Role: RoleReader}, nil).UnlimitedEverywhere(), true},
+		{"definition on allowed types", annNotes.CanSeeDefinition(Scope{Types: []string{"note"}}), true},
+		{"definition touching another type", annNotes.CanSeeDefinition(Scope{Types: []string{"note", "doc"}}), false},
+		{"definition on every type, allow-list", annNotes.CanSeeDefinition(Scope{Every: true}), false},
+		{"definition on every type, no allow-list", ann.CanSeeDefinition(Scope{Every: true}), true},
+		{"definition on a ruled type", ann.CanSeeDefinition(Scope{Types: []string{"doc"}}), true},
+		{"deliveries on a ruled type", ann.CanSeeDeliveries(Scope{Types: []string{"doc"}}), false},
+		{"deliveries on a plain type", annNotes.CanSeeDeliveries(Scope{Types: []string{"note"}}), true},
+		{"deliveries on every type under rules", ann.CanSeeDeliveries(Scope{Every: true}), false},
+		{"admin deliveries on every type", admin.CanSeeDeliveries(Scope{Every: true}), true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

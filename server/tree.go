@@ -81,7 +81,7 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	if !rd.CanReadCommit(&t.Start) {
 		return forbidden("token may not read row %d", seq)
 	}
-	sc, err := s.definitionScopes(r.Context(), space)
+	sc, err := s.scopesFor(r.Context(), rd, space)
 	if err != nil {
 		return err
 	}
