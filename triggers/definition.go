@@ -123,9 +123,9 @@ type Delivery struct {
 	Ordering Ordering `json:"ordering"`
 	// Concurrency bounds the trigger's deliveries in flight (with entity
 	// ordering, at most one of them per entity).
-	Concurrency int      `json:"concurrency"`
-	MaxAttempts int      `json:"maxAttempts"`
-	Backoff     Backoff  `json:"backoff"`
+	Concurrency int     `json:"concurrency"`
+	MaxAttempts int     `json:"maxAttempts"`
+	Backoff     Backoff `json:"backoff"`
 	// Timeout, when set, bounds one attempt and overrides the function's
 	// timeout; unset (0, omitted), the function's timeout applies.
 	Timeout Duration `json:"timeout,omitempty"`
