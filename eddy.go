@@ -68,6 +68,12 @@ type Config struct {
 	// ViewSessionTTL is the retry window of frozen view bootstrap
 	// sessions (default views.DefaultSessionTTL, 10m).
 	ViewSessionTTL time.Duration
+	// WebhookAllow and WebhookDeny are the webhook destination policy
+	// (functions.Egress: CIDRs, addresses, host names, "*.domain"),
+	// checked when a webhook function is saved and on every connection.
+	// Link-local and metadata addresses are denied whatever the lists
+	// say (functions.DefaultDeny); an empty allow list allows the rest.
+	WebhookAllow, WebhookDeny []string
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -114,6 +120,10 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err != nil {
 		return nil, err
 	}
+	egress, err := functions.NewEgress(cfg.WebhookAllow, cfg.WebhookDeny)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
 	}
@@ -130,6 +140,9 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
 	}
+	if cfg.Engine.Egress == nil {
+		cfg.Engine.Egress = egress
+	}
 	if cfg.Engine.Observe == nil {
 		cfg.Engine.Observe = e.tel.ObserveEngine
 	}
@@ -137,7 +150,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
 	e.tel.WatchViews(e.views.OpenSessions)
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng, Egress: cfg.Engine.Egress})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)

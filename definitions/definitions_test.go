@@ -442,3 +442,29 @@ func TestGoFunctionRegistered(t *testing.T) {
 		}
 	})
 }
+
+// A webhook URL the egress policy denies is refused at save time, and
+// nothing is stored: by default link-local and metadata addresses.
+func TestPutFunctionEgress(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(f *fixture) {
+		ctx := context.Background()
+		for _, url := range []string{"http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/", "http://[fe80::1]:80/"} {
+			_, _, err := f.svc.PutFunction(ctx, "s", "meta", []byte(`{"kind": "webhook", "url": "`+url+`"}`))
+			wantProblem(f.t, err, problem.BadRequest, "url")
+		}
+		if _, err := f.svc.Function(ctx, "s", "meta"); err == nil {
+			f.t.Fatal("a denied webhook was stored")
+		}
+		egress, err := functions.NewEgress([]string{"hooks.example.com"}, nil)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		strict := New(f.log, Options{Egress: egress})
+		if _, _, err := strict.PutFunction(ctx, "s", "ok", []byte(`{"kind": "webhook", "url": "https://hooks.example.com/x"}`)); err != nil {
+			f.t.Fatal(err)
+		}
+		_, _, err = strict.PutFunction(ctx, "s", "other", []byte(`{"kind": "webhook", "url": "https://evil.example.com/x"}`))
+		wantProblem(f.t, err, problem.BadRequest, "url")
+	})
+}

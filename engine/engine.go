@@ -53,9 +53,14 @@ type Options struct {
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
 	SpaceCap int
-	// Client sends webhook requests (default a client without a global
-	// timeout; each request is bounded by its function's timeout).
+	// Client sends webhook requests (default Egress.Client(): no global
+	// timeout, each request bounded by its attempt's timeout, every
+	// connection checked against Egress). A redirect is never followed,
+	// whatever the client's CheckRedirect.
 	Client *http.Client
+	// Egress is the webhook destination policy of the default Client
+	// (nil: functions.DefaultDeny only).
+	Egress *functions.Egress
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the engine's clock (default time.Now).
@@ -138,7 +143,7 @@ func withDefaults(o Options) Options {
 		o.SpaceCap = causality.DefaultCap
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		o.Client = o.Egress.Client()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/views"
 )
@@ -40,6 +41,8 @@ type serveOptions struct {
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
 	triggerBatch int
+
+	webhookAllow, webhookDeny []string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -93,6 +96,8 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
+	f.StringSliceVar(&o.webhookAllow, "webhook-allow", nil, "webhook destinations allowed (CIDRs, addresses, host names, *.domain; repeat or comma-separate); default: all but the denied")
+	f.StringSliceVar(&o.webhookDeny, "webhook-deny", nil, "webhook destinations denied besides link-local and cloud metadata addresses, which are always denied")
 }
 
 // validate checks the flag values a usage error must reject.
@@ -115,6 +120,9 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
+	if _, err := functions.NewEgress(o.webhookAllow, o.webhookDeny); err != nil {
+		return usagef("--webhook-allow/--webhook-deny: %v", err)
+	}
 	return nil
 }
 
@@ -124,6 +132,8 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
+		WebhookAllow:      o.webhookAllow,
+		WebhookDeny:       o.webhookDeny,
 		ViewSessionTTL:    o.viewSessionTTL,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
