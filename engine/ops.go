@@ -60,6 +60,12 @@ func (e *Engine) status(ctx context.Context, space string, t *triggers.Trigger) 
 	if err != nil {
 		return Status{}, err
 	}
+	return e.statusAt(ctx, space, t, st)
+}
+
+// statusAt returns a trigger's status with its state as st says (the
+// state an operation left, so its answer is the status right after it).
+func (e *Engine) statusAt(ctx context.Context, space string, t *triggers.Trigger, st store.TriggerState) (Status, error) {
 	sp, err := e.log.Space(ctx, space)
 	if err != nil {
 		return Status{}, err
@@ -188,7 +194,8 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 		return Status{}, err
 	}
 	start := startSeq(t.Start, sp.Head)
-	if _, err := e.st.TriggerMove(ctx, space, name, start, start, nil, true); err != nil {
+	st, err := e.st.TriggerMove(ctx, space, name, start, start, nil, true)
+	if err != nil {
 		return Status{}, fmt.Errorf("reset trigger %s: %w", name, err)
 	}
 	if t.Source.Cron != nil {
@@ -197,7 +204,10 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 		}
 	}
 	e.moved(ctx, space, name)
-	return e.status(ctx, space, t)
+	if t.Source.Cron != nil {
+		return e.status(ctx, space, t) // with the fired time just reset
+	}
+	return e.statusAt(ctx, space, t, st)
 }
 
 // Replay moves a trigger's cursor back to from (rows > from are
@@ -225,11 +235,12 @@ func (e *Engine) Replay(ctx context.Context, space, name string, from int64) (St
 	if _, err := e.state(ctx, space, t); err != nil {
 		return Status{}, err
 	}
-	if _, err := e.st.TriggerMove(ctx, space, name, from, -1, nil, false); err != nil {
+	st, err := e.st.TriggerMove(ctx, space, name, from, -1, nil, false)
+	if err != nil {
 		return Status{}, fmt.Errorf("replay trigger %s: %w", name, err)
 	}
 	e.moved(ctx, space, name)
-	return e.status(ctx, space, t)
+	return e.statusAt(ctx, space, t, st)
 }
 
 // moved makes this process's runner take a trigger's changed definition
