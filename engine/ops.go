@@ -198,6 +198,8 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 	if err != nil {
 		return Status{}, fmt.Errorf("reset trigger %s: %w", name, err)
 	}
+	// The open deliveries were discarded: none starts again here.
+	e.withDispatcher(space, name, func(d *dispatcher) { d.forget(nil) })
 	if t.Source.Cron != nil {
 		if err := e.st.TriggerFired(ctx, space, name, 0, e.now()); err != nil && !errors.Is(err, store.ErrFenced) {
 			return Status{}, err
@@ -370,7 +372,11 @@ func (e *Engine) transition(ctx context.Context, space, id, action string, from 
 	if err != nil {
 		return Delivery{}, fmt.Errorf("%s delivery %s: %w", action, id, err)
 	}
-	e.resyncDeliveries(space, nd.Trigger)
+	if status == store.DeliveryDiscarded {
+		e.withDispatcher(space, nd.Trigger, func(d *dispatcher) { d.forget(func(x string) bool { return x == id }) })
+	} else {
+		e.resyncDeliveries(space, nd.Trigger)
+	}
 	return view(nd), nil
 }
 
@@ -383,6 +389,12 @@ func wrongStatus(action string, d store.Delivery, from []string) error {
 // reload its open deliveries now (another process's dispatcher reloads at
 // its next lease round).
 func (e *Engine) resyncDeliveries(space, trigger string) {
+	e.withDispatcher(space, trigger, (*dispatcher).resync)
+}
+
+// withDispatcher calls fn with the dispatcher of a trigger this process
+// holds, if any.
+func (e *Engine) withDispatcher(space, trigger string, fn func(*dispatcher)) {
 	e.mu.Lock()
 	sr := e.spaces[space]
 	e.mu.Unlock()
@@ -390,8 +402,8 @@ func (e *Engine) resyncDeliveries(space, trigger string) {
 		return
 	}
 	sr.mu.Lock()
+	defer sr.mu.Unlock()
 	if t := sr.trigs[trigger]; t != nil {
-		t.disp.resync()
+		fn(t.disp)
 	}
-	sr.mu.Unlock()
 }
