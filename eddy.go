@@ -82,6 +82,9 @@ type Config struct {
 // hubStopTimeout bounds how long Close waits for watch streams to end.
 const hubStopTimeout = 5 * time.Second
 
+// engineStopTimeout bounds how long Close waits for deliveries under way.
+const engineStopTimeout = 15 * time.Second
+
 // Eddy is one opened eddy: a migrated store with the services built on it.
 // Close releases it.
 type Eddy struct {
@@ -285,11 +288,23 @@ func (e *Eddy) Store() store.Store { return e.st }
 // DataDir returns the data directory in use.
 func (e *Eddy) DataDir() string { return e.dataDir }
 
-// Close stops the watch hub (ending its streams with the terminal
-// unavailable frame, waiting up to 5s), stops the housekeeper (letting a
-// pass in progress finish within the same 5s), stops the changelog's
-// committers, closes the store, then shuts the metrics down. It is safe
-// to call more than once; later calls return the first result.
+// Close stops everything, in this order:
+//
+//  1. The watch hub: its streams end with the terminal unavailable frame
+//     (waiting up to 5s).
+//  2. The trigger engine (engine.(*Engine).Stop): the lease manager stops
+//     renewing, the evaluators stop, every dispatcher drains its
+//     attempts under way in parallel (each at most 10s, all within
+//     engineStopTimeout, then canceled), each drained trigger's lease is
+//     released with its own 5s deadline so another process takes over at
+//     once, and the shared delivery updates end.
+//  3. The housekeeper, letting a pass in progress finish (within the
+//     hub's 5s).
+//  4. The changelog's committers, then the store.
+//  5. The metrics.
+//
+// It is safe to call more than once; later calls return the first
+// result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
@@ -299,7 +314,11 @@ func (e *Eddy) Close() error {
 			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
 		}
 		if e.eng != nil {
-			e.eng.Close()
+			ectx, ecancel := context.WithTimeout(context.Background(), engineStopTimeout)
+			if err := e.eng.Stop(ectx); err != nil {
+				errs = append(errs, fmt.Errorf("stop trigger engine: %w", err))
+			}
+			ecancel()
 		}
 		if err := e.hk.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop housekeeper: %w", err))

@@ -79,7 +79,7 @@ func forEachDriver(t *testing.T, fn func(f *fixture)) {
 			handlers := &functions.Registry{}
 			now := func() time.Time { return clock }
 			eng := engine.New(lg, handlers, engine.Options{Now: now})
-			t.Cleanup(eng.Close)
+			t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 			svc := New(lg, Options{Now: now, Handlers: handlers, Executor: eng})
 			fn(&fixture{t: t, log: lg, svc: svc, handlers: handlers})
 		})

@@ -80,8 +80,10 @@ func (d *dispatcher) start() {
 }
 
 // stop ends dispatching and lets the attempts under way finish, for at
-// most drainTimeout; then it cancels them and waits.
-func (d *dispatcher) stop() {
+// most drainTimeout or until abort closes; then it cancels them and
+// waits. Callers run it through the engine's drainer, never under a
+// lock.
+func (d *dispatcher) stop(abort <-chan struct{}) {
 	if d.cancel == nil {
 		return
 	}
@@ -91,9 +93,14 @@ func (d *dispatcher) stop() {
 		d.wg.Wait()
 		close(done)
 	}()
+	timer := time.NewTimer(drainTimeout)
+	defer timer.Stop()
 	select {
 	case <-done:
-	case <-time.After(drainTimeout):
+	case <-timer.C:
+		d.abort()
+		<-done
+	case <-abort:
 		d.abort()
 		<-done
 	}
