@@ -82,6 +82,12 @@ type Config struct {
 	// journal.DefaultRetention, 30 days).
 	JournalSafeWindow time.Duration
 	JournalRetention  time.Duration
+	// WebhookAllow and WebhookDeny are the webhook destination policy
+	// (functions.Egress: CIDRs, addresses, host names, "*.domain"),
+	// checked when a webhook function is saved and on every connection.
+	// Link-local and metadata addresses are denied whatever the lists
+	// say (functions.DefaultDeny); an empty allow list allows the rest.
+	WebhookAllow, WebhookDeny []string
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -107,6 +113,9 @@ var ErrBadDurability = errors.New("durability must be strict or relaxed")
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
 const hubStopTimeout = 5 * time.Second
+
+// engineStopTimeout bounds how long Close waits for deliveries under way.
+const engineStopTimeout = 15 * time.Second
 
 // Eddy is one opened eddy: a migrated store with the services built on it.
 // Close releases it.
@@ -149,6 +158,10 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err != nil {
 		return nil, errors.Join(err, lock.Release())
 	}
+	egress, err := functions.NewEgress(cfg.WebhookAllow, cfg.WebhookDeny)
+	if err != nil {
+		return nil, errors.Join(err, st.Close(), lock.Release())
+	}
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close(), lock.Release())
 	}
@@ -170,6 +183,9 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
 	}
+	if cfg.Engine.Egress == nil {
+		cfg.Engine.Egress = egress
+	}
 	if cfg.Engine.Observe == nil {
 		cfg.Engine.Observe = e.tel.ObserveEngine
 	}
@@ -179,7 +195,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchViews(e.views.OpenSessions)
 	e.journal = journal.New(e.log, journal.Options{SafeWindow: cfg.JournalSafeWindow, Retention: cfg.JournalRetention, Logger: logger, Observe: e.tel.ObserveJournal})
 	e.tel.WatchJournal()
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng, Egress: cfg.Engine.Egress})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)
@@ -330,11 +346,23 @@ func (e *Eddy) Store() store.Store { return e.st }
 // DataDir returns the data directory in use.
 func (e *Eddy) DataDir() string { return e.dataDir }
 
-// Close stops the watch hub (ending its streams with the terminal
-// unavailable frame, waiting up to 5s), stops the housekeeper (letting a
-// pass in progress finish within the same 5s), stops the changelog's
-// committers, closes the store, then shuts the metrics down. It is safe
-// to call more than once; later calls return the first result.
+// Close stops everything, in this order:
+//
+//  1. The watch hub: its streams end with the terminal unavailable frame
+//     (waiting up to 5s).
+//  2. The trigger engine (engine.(*Engine).Stop): the lease manager stops
+//     renewing, the evaluators stop, every dispatcher drains its
+//     attempts under way in parallel (each at most 10s, all within
+//     engineStopTimeout, then canceled), each drained trigger's lease is
+//     released with its own 5s deadline so another process takes over at
+//     once, and the shared delivery updates end.
+//  3. The housekeeper, letting a pass in progress finish (within the
+//     hub's 5s).
+//  4. The changelog's committers, then the store.
+//  5. The metrics.
+//
+// It is safe to call more than once; later calls return the first
+// result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
@@ -344,7 +372,11 @@ func (e *Eddy) Close() error {
 			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
 		}
 		if e.eng != nil {
-			e.eng.Close()
+			ectx, ecancel := context.WithTimeout(context.Background(), engineStopTimeout)
+			if err := e.eng.Stop(ectx); err != nil {
+				errs = append(errs, fmt.Errorf("stop trigger engine: %w", err))
+			}
+			ecancel()
 		}
 		if err := e.hk.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop housekeeper: %w", err))

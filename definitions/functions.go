@@ -24,6 +24,11 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 	if err != nil {
 		return nil, false, err
 	}
+	if f.Kind == functions.KindWebhook {
+		if err := s.egress.CheckURL(f.URL); err != nil {
+			return nil, false, problem.New(problem.BadRequest, "url: %s (see serve --webhook-allow and --webhook-deny)", err.Error()).With("field", "url")
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	created, err = s.put(ctx, space, store.DefFunction, name, f)

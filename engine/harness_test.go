@@ -101,7 +101,7 @@ func newEnv(t *testing.T, st store.Store, opts engine.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		eng.Close()
+		_ = eng.Stop(context.Background())
 		_ = e.log.Close()
 	})
 	return e

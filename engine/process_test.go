@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
 	if st.Owner == "b" {
 		first = b
 	}
-	first.eng.Close() // hands the lease over at once
+	_ = first.eng.Stop(context.Background()) // hands the lease over at once
 	time.Sleep(2500 * time.Millisecond)
 	slots := map[string]int{}
 	var times []time.Time

@@ -58,9 +58,10 @@ func (sr *spaceRun) start(ctx context.Context) {
 	sr.wg.Go(func() { sr.loop(ctx) })
 }
 
-// stop ends the space's goroutine and its dispatchers, waiting for the
-// deliveries under way.
-func (sr *spaceRun) stop() {
+// stop ends the space's goroutine and hands every dispatcher to the
+// engine's drainer, each followed, with release, by releasing its
+// lease.
+func (sr *spaceRun) stop(release bool) {
 	if sr.cancel != nil {
 		sr.cancel()
 	}
@@ -68,7 +69,20 @@ func (sr *spaceRun) stop() {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	for name, t := range sr.trigs {
-		t.disp.stop()
+		var then func()
+		if release {
+			then = sr.releaseAfterDrain(lease{name: name, epoch: t.state.Epoch})
+		}
+		sr.e.drains.stop(t.disp, then)
+		delete(sr.trigs, name)
+	}
+}
+
+// drop forgets an owned trigger; its dispatcher drains in the
+// background. The caller holds sr.mu.
+func (sr *spaceRun) drop(name string) {
+	if t := sr.trigs[name]; t != nil {
+		sr.e.drains.stop(t.disp, nil)
 		delete(sr.trigs, name)
 	}
 }
@@ -78,17 +92,6 @@ func (sr *spaceRun) wake() {
 	case sr.wakeCh <- struct{}{}:
 	default:
 	}
-}
-
-// leases returns the leases held in this space.
-func (sr *spaceRun) leases() []lease {
-	sr.mu.Lock()
-	defer sr.mu.Unlock()
-	out := make([]lease, 0, len(sr.trigs))
-	for name, t := range sr.trigs {
-		out = append(out, lease{name: name, epoch: t.state.Epoch})
-	}
-	return out
 }
 
 // loop evaluates until caught up and fires due cron triggers whenever
@@ -126,7 +129,8 @@ func (sr *spaceRun) loop(ctx context.Context) {
 func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	errs := []error{sr.release(ctx, plan.release)}
+	sr.release(plan.release)
+	var errs []error
 	owned := map[string]bool{}
 	for _, name := range plan.hold() {
 		def := cat.triggers[name]
@@ -141,10 +145,9 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) err
 		owned[name] = true
 		sr.adopt(def, cat.functions[def.Function], st)
 	}
-	for name, t := range sr.trigs {
+	for name := range sr.trigs {
 		if !owned[name] {
-			t.disp.stop()
-			delete(sr.trigs, name)
+			sr.drop(name)
 		}
 	}
 	sr.wake()
@@ -237,8 +240,7 @@ func (sr *spaceRun) reload(ctx context.Context, names []string) {
 		}
 		st, err := sr.e.st.TriggerStateGet(ctx, sr.id, name)
 		if err != nil || st.Epoch != t.state.Epoch || st.Owner != sr.e.opts.Owner {
-			t.disp.stop()
-			delete(sr.trigs, name)
+			sr.drop(name)
 			continue
 		}
 		if st.Cursor != t.state.Cursor {

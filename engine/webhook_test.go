@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
@@ -158,4 +160,45 @@ func TestWebhookFailures(t *testing.T) {
 			t.Fatalf("5xx webhook called %d times, want 3", n)
 		}
 	})
+}
+
+// A delivery discarded while it waits behind another of its entity is
+// never sent, even by a dispatcher that still holds it in its queue: the
+// running mark comes before the request, and it is refused.
+func TestDiscardedDeliveryNeverSent(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	h := newHook(t, func(w http.ResponseWriter) { <-gate; w.WriteHeader(200) }, status(200))
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the hook server closes, whatever failed
+	opts := testOptions()
+	var attempts atomic.Int32
+	opts.Observe = func(ev engine.Event) {
+		if ev.Kind == "delivery" {
+			attempts.Add(1)
+		}
+	}
+	e := newEnv(t, openSQLite(t), opts)
+	e.function("hook", `{"kind":"webhook","url":"`+h.srv.URL+`"}`)
+	e.trigger("hook", `{"source":{"changes":{"types":["task"]}},"function":"hook"}`)
+	e.write(put("task", "t1", map[string]any{"n": 1}))
+	second := e.write(patch("task", "t1", map[string]any{"n": 2}))
+	e.eventually("the first request", func() bool { return len(h.received()) == 1 })
+	d := e.delivery("hook", second)
+	// Behind the engine's back: its dispatcher still queues the delivery.
+	if _, err := e.st.DeliveryUpdate(t.Context(), store.DeliveryUpdate{Space: space, ID: d.ID,
+		From: []string{store.DeliveryPending}, Status: store.DeliveryDiscarded}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	e.settle()
+	// The first attempt, then the stale one, which ends fenced.
+	e.eventually("both attempts ended", func() bool { return attempts.Load() == 2 })
+	if n := len(h.received()); n != 1 {
+		t.Fatalf("the webhook was called %d times, want 1 (the discarded delivery was sent)", n)
+	}
+	if got := e.delivery("hook", second); got.Status != store.DeliveryDiscarded || got.Attempts != 0 {
+		t.Fatalf("discarded delivery: %+v", got)
+	}
 }

@@ -159,7 +159,7 @@ func newEngineEnv(t *testing.T, d driver) *env {
 	if err := eng.Start(context.Background()); err != nil {
 		t.Fatalf("start engine: %v", err)
 	}
-	t.Cleanup(eng.Close)
+	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 	as := auth.NewService(st)
 	defs := definitions.New(lg, definitions.Options{Hooks: eng})
 	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Definitions: defs, Engine: eng, Logger: logger, Version: "test"}).Handler())

@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/internal/logbuf"
 	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
@@ -52,6 +53,8 @@ type serveOptions struct {
 
 	ops    opsOptions
 	limits limitOptions
+
+	webhookAllow, webhookDeny []string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -121,6 +124,8 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
 	o.ops.bind(cmd)
 	o.limits.bind(f)
+	f.StringSliceVar(&o.webhookAllow, "webhook-allow", nil, "webhook destinations allowed (CIDRs, addresses, host names, *.domain; repeat or comma-separate); default: all but the denied")
+	f.StringSliceVar(&o.webhookDeny, "webhook-deny", nil, "webhook destinations denied besides link-local and cloud metadata addresses, which are always denied")
 }
 
 // validate checks the flag values a usage error must reject.
@@ -151,6 +156,9 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
+	if _, err := functions.NewEgress(o.webhookAllow, o.webhookDeny); err != nil {
+		return usagef("--webhook-allow/--webhook-deny: %v", err)
+	}
 	if err := o.ops.validate(); err != nil {
 		return err
 	}
@@ -164,6 +172,8 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
 		Durability:        o.durability,
+		WebhookAllow:      o.webhookAllow,
+		WebhookDeny:       o.webhookDeny,
 		ViewSessionTTL:    o.viewSessionTTL,
 		Watch:             o.limits.watch(),
 		ClientRetention:   o.clientRetention,
