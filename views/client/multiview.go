@@ -131,6 +131,11 @@ func (c *MultiViewClient) ApplyBootstrap(ctx context.Context, page views.Bootstr
 			}
 		}
 		out.Upserts = len(raws)
+		if page.Complete {
+			if err := dropAcked(tx, page.Context.Space, page.Acks, &out); err != nil {
+				return false, err
+			}
+		}
 		p = advanceBootstrap(p, &page, len(raws))
 		return true, tx.PutProgress(p)
 	})
