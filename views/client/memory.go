@@ -158,16 +158,6 @@ func (t *memTx) DropSpace(space string) error {
 			set(t, t.m.progress, fp, Progress{}, true)
 		}
 	}
-	for k := range t.m.pending {
-		if k.space == space {
-			set(t, t.m.pending, k, Pending{}, true)
-		}
-	}
-	for k := range t.m.meta {
-		if k.space == space {
-			set(t, t.m.meta, k, "", true)
-		}
-	}
 	return nil
 }
 

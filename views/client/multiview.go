@@ -131,6 +131,11 @@ func (c *MultiViewClient) ApplyBootstrap(ctx context.Context, page views.Bootstr
 			}
 		}
 		out.Upserts = len(raws)
+		if page.Complete {
+			if err := dropAcked(tx, page.Context.Space, page.Acks, &out); err != nil {
+				return false, err
+			}
+		}
 		p = advanceBootstrap(p, &page, len(raws))
 		return true, tx.PutProgress(p)
 	})
@@ -402,8 +407,9 @@ func (c *MultiViewClient) ResetView(ctx context.Context, old views.Context) erro
 	})
 }
 
-// DiscardSpace forgets everything of a space: entities, versions,
-// tombstones, every view's progress and pending writes. It is the answer
+// DiscardSpace forgets everything of a space's history: entities,
+// versions, tombstones and every view's progress (the pending writes
+// stay, to be pushed). It is the answer
 // to an epoch change or pruned history (epoch_changed, history_pruned,
 // cursor_ahead): the old history no longer addresses the same past.
 func (c *MultiViewClient) DiscardSpace(ctx context.Context, space string) error {

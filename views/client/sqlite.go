@@ -79,26 +79,24 @@ func (s *SQLite) Begin(ctx context.Context) (StateTx, error) {
 }
 
 const (
-	qEntity        = `SELECT version, tombstone, record, record_version, owners FROM entities WHERE space=? AND type=? AND id=?`
-	qPutEntity     = `INSERT OR REPLACE INTO entities (space, type, id, version, tombstone, record, record_version, owners) VALUES (?,?,?,?,?,?,?,?)`
-	qEntities      = `SELECT type, id, version, tombstone, record, record_version, owners FROM entities WHERE space=? AND (?='' OR type=?) ORDER BY type, id`
-	qProgress      = `SELECT data FROM progress WHERE fingerprint=?`
-	qPutProgress   = `INSERT OR REPLACE INTO progress (fingerprint, space, data) VALUES (?,?,?)`
-	qDelProgress   = `DELETE FROM progress WHERE fingerprint=?`
-	qViews         = `SELECT data FROM progress ORDER BY space, fingerprint`
-	qPending       = `SELECT client_id, ordinal, mutation FROM pending WHERE space=? ORDER BY client_id, ordinal`
-	qPutPending    = `INSERT OR REPLACE INTO pending (space, client_id, ordinal, mutation) VALUES (?,?,?,?)`
-	qDropPending   = `DELETE FROM pending WHERE space=? AND client_id=? AND ordinal<=?`
-	qMeta          = `SELECT value FROM meta WHERE space=? AND key=?`
-	qPutMeta       = `INSERT OR REPLACE INTO meta (space, key, value) VALUES (?,?,?)`
-	qDropEntities  = `DELETE FROM entities WHERE space=?`
-	qDropProgress  = `DELETE FROM progress WHERE space=?`
-	qDropPendings  = `DELETE FROM pending WHERE space=?`
-	qDropMetaSpace = `DELETE FROM meta WHERE space=?`
+	qEntity       = `SELECT version, tombstone, record, record_version, owners FROM entities WHERE space=? AND type=? AND id=?`
+	qPutEntity    = `INSERT OR REPLACE INTO entities (space, type, id, version, tombstone, record, record_version, owners) VALUES (?,?,?,?,?,?,?,?)`
+	qEntities     = `SELECT type, id, version, tombstone, record, record_version, owners FROM entities WHERE space=? AND (?='' OR type=?) ORDER BY type, id`
+	qProgress     = `SELECT data FROM progress WHERE fingerprint=?`
+	qPutProgress  = `INSERT OR REPLACE INTO progress (fingerprint, space, data) VALUES (?,?,?)`
+	qDelProgress  = `DELETE FROM progress WHERE fingerprint=?`
+	qViews        = `SELECT data FROM progress ORDER BY space, fingerprint`
+	qPending      = `SELECT client_id, ordinal, mutation FROM pending WHERE space=? ORDER BY client_id, ordinal`
+	qPutPending   = `INSERT OR REPLACE INTO pending (space, client_id, ordinal, mutation) VALUES (?,?,?,?)`
+	qDropPending  = `DELETE FROM pending WHERE space=? AND client_id=? AND ordinal<=?`
+	qMeta         = `SELECT value FROM meta WHERE space=? AND key=?`
+	qPutMeta      = `INSERT OR REPLACE INTO meta (space, key, value) VALUES (?,?,?)`
+	qDropEntities = `DELETE FROM entities WHERE space=?`
+	qDropProgress = `DELETE FROM progress WHERE space=?`
 )
 
 var allStatements = []string{qEntity, qPutEntity, qEntities, qProgress, qPutProgress, qDelProgress, qViews,
-	qPending, qPutPending, qDropPending, qMeta, qPutMeta, qDropEntities, qDropProgress, qDropPendings, qDropMetaSpace}
+	qPending, qPutPending, qDropPending, qMeta, qPutMeta, qDropEntities, qDropProgress}
 
 // sqliteTx is one transaction of a SQLite state.
 type sqliteTx struct {
@@ -214,7 +212,7 @@ func (t *sqliteTx) Views() ([]Progress, error) {
 }
 
 func (t *sqliteTx) DropSpace(space string) error {
-	for _, q := range []string{qDropEntities, qDropProgress, qDropPendings, qDropMetaSpace} {
+	for _, q := range []string{qDropEntities, qDropProgress} {
 		if err := t.exec(q, space); err != nil {
 			return err
 		}

@@ -137,8 +137,10 @@ type StateTx interface {
 	// Views returns the progress of every view, ordered by space and
 	// fingerprint.
 	Views() ([]Progress, error)
-	// DropSpace discards everything known of a space: entities, views,
-	// pending writes and meta values.
+	// DropSpace discards what is known of a space's history: its
+	// entities (records, versions, tombstones) and every view's
+	// progress. Pending writes and meta values stay: they are the
+	// application's own writes, still to be pushed.
 	DropSpace(space string) error
 	// Pending returns the pending writes of a space, in ordinal order.
 	Pending(space string) ([]Pending, error)
