@@ -191,11 +191,11 @@ func TestPrincipal(t *testing.T) {
 		{"admin has every scope", admin.Has(ScopeLogRead), true},
 		{"writer lacks scope", writer.Has(ScopeLogRead), false},
 		{"reader has granted scope", reader.Has(ScopeLogRead), true},
-		{"allow-list row", writer.CanReadRow(&store.Row{Type: "task"}), true},
-		{"allow-list other row", writer.CanReadRow(&store.Row{Type: "user"}), false},
-		{"allow-list record", writer.CanReadRecord(&store.Record{Type: "task"}), true},
-		{"allow-list other record", writer.CanReadRecord(&store.Record{Type: "note"}), false},
-		{"no allow-list", reader.CanReadRow(&store.Row{Type: "anything"}), true},
+		{"allow-list row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "task"}) == RowReadable, true},
+		{"allow-list other row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "user"}) == RowHidden, true},
+		{"allow-list record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "task"}), true},
+		{"allow-list other record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "note"}), false},
+		{"no allow-list", NewReader(reader, nil).JudgeRow(&store.Row{Type: "anything"}) == RowReadable, true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

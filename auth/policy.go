@@ -80,16 +80,12 @@ func (p *Policy) Version() int64 {
 // only rules whose source changed are compiled again) the first time it is
 // asked for after a change. It is safe for concurrent use.
 type Policies struct {
-	st store.Store
-
-	mu     sync.Mutex
-	spaces map[string]*Policy // by space; guarded by mu
+	st     store.Store
+	spaces sync.Map // space -> *Policy, the newest built; read without locks
 }
 
 // NewPolicies returns a cache over st.
-func NewPolicies(st store.Store) *Policies {
-	return &Policies{st: st, spaces: map[string]*Policy{}}
-}
+func NewPolicies(st store.Store) *Policies { return &Policies{st: st} }
 
 // For returns the policy of a space as its type definitions stand now.
 // An unknown space is store.ErrNotFound (wrapped).
@@ -133,15 +129,18 @@ func (ps *Policies) Reader(ctx context.Context, p *Principal, space string) (*Re
 }
 
 func (ps *Policies) cached(space string) *Policy {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.spaces[space]
+	if p, ok := ps.spaces.Load(space); ok {
+		return p.(*Policy)
+	}
+	return nil
 }
 
+// store keeps p unless a newer policy of its space is kept already.
 func (ps *Policies) store(p *Policy) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if old := ps.spaces[p.space]; old == nil || old.version <= p.version {
-		ps.spaces[p.space] = p
+	for {
+		old, loaded := ps.spaces.LoadOrStore(p.space, p)
+		if !loaded || old.(*Policy).version >= p.version || ps.spaces.CompareAndSwap(p.space, old, p) {
+			return
+		}
 	}
 }

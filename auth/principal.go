@@ -1,10 +1,6 @@
 package auth
 
-import (
-	"slices"
-
-	"github.com/eddy-run/eddy/store"
-)
+import "slices"
 
 // Roles a token may have.
 const (
@@ -64,20 +60,6 @@ func (p *Principal) IsAdmin() bool { return p.Role == RoleAdmin }
 func (p *Principal) Has(scope string) bool {
 	return p.IsAdmin() || slices.Contains(p.Scopes, scope)
 }
-
-// CanReadRow reports whether the principal's type allow-list admits a
-// wire row.
-//
-// Deprecated: ask a Reader (JudgeRow, CanReadCommit), which also applies
-// access rules and judges merge and split rows on both entities.
-func (p *Principal) CanReadRow(r *store.Row) bool { return p.canReadType(r.Type) }
-
-// CanReadRecord reports whether the principal's type allow-list admits a
-// record.
-//
-// Deprecated: ask a Reader (CanReadRecord), which also applies access
-// rules.
-func (p *Principal) CanReadRecord(r *store.Record) bool { return p.canReadType(r.Type) }
 
 // canReadType is the type allow-list: an empty list admits every type.
 func (p *Principal) canReadType(typ string) bool {

@@ -176,3 +176,34 @@ func (r *Reader) JudgeRow(row *store.Row) RowVerdict {
 func namesSecondEntity(op string) bool {
 	return slices.Contains([]string{changelog.OpMerge, changelog.OpSplit}, op)
 }
+
+// Scope is the set of entity types a definition (a trigger, a function)
+// touches: the types it reads and writes. Every marks a definition that
+// touches every type (a change trigger with no source types).
+type Scope struct {
+	Every bool
+	Types []string
+}
+
+// CanSeeDefinition reports whether the principal may see a definition
+// touching scope: an admin, or every type it touches is in the
+// principal's allow-list (access rules aside: a definition shows code,
+// not records).
+func (r *Reader) CanSeeDefinition(s Scope) bool {
+	if s.Every {
+		return r.CanReadEveryType()
+	}
+	return r.CanReadTypes(s.Types)
+}
+
+// CanSeeDeliveries reports whether the principal may see the deliveries
+// of a trigger touching scope (and stances of it): they name entities and
+// carry errors about any record the trigger matched, so only an admin, or
+// a principal that reads every record of every type touched (Unlimited),
+// may.
+func (r *Reader) CanSeeDeliveries(s Scope) bool {
+	if s.Every {
+		return r.UnlimitedEverywhere()
+	}
+	return r.Unlimited(s.Types)
+}

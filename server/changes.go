@@ -34,7 +34,7 @@ type historyAnswer struct {
 // watch stream.
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if watching {
-		return s.watchChanges(w, r, p, space, q)
+		return s.watchChanges(w, r, rd, space, q)
 	}
 	from, hasFrom, err := seqParam(q, "from")
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := rowFilter(p, q)
+	f, err := rowFilter(fixedReader(rd), q)
 	if err != nil {
 		return err
 	}
@@ -114,11 +114,11 @@ func rowsView(rows []store.Row) []store.Row {
 // log:read.
 func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
-	if !p.Has(auth.ScopeLogRead) {
+	if !rd.Principal().Has(auth.ScopeLogRead) {
 		return forbidden("the raw log needs scope %s", auth.ScopeLogRead)
 	}
 	q := r.URL.Query()
@@ -144,36 +144,20 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page.Commits = readableCommits(p, page.Commits)
+	page.Commits = readableCommits(rd, page.Commits)
 	s.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 
-// readableCommits drops the commits a principal may not read: the row and
-// every change snapshot must be readable. The page cursor still covers
+// readableCommits drops the commits a reader may not read (auth's
+// CanReadCommit: the row and every change). The page cursor still covers
 // them (consumed and dropped).
-func readableCommits(p *auth.Principal, commits []store.Commit) []store.Commit {
+func readableCommits(rd *auth.Reader, commits []store.Commit) []store.Commit {
 	out := make([]store.Commit, 0, len(commits))
 	for i := range commits {
-		if canReadCommit(p, &commits[i]) {
+		if rd.CanReadCommit(&commits[i]) {
 			out = append(out, commits[i])
 		}
 	}
 	return out
-}
-
-func canReadCommit(p *auth.Principal, c *store.Commit) bool {
-	if !p.CanReadRow(&c.Row) {
-		return false
-	}
-	for _, ch := range c.Changes {
-		snap := ch.After
-		if snap == nil {
-			snap = ch.Before
-		}
-		if snap != nil && !p.CanReadRecord(snap) {
-			return false
-		}
-	}
-	return true
 }

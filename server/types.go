@@ -35,7 +35,7 @@ func (s *Server) listTypes(w http.ResponseWriter, r *http.Request) error {
 // getType answers GET .../types/{type}.
 func (s *Server) getType(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
-	if _, err := authorizeType(r, space, typ, accessRead); err != nil {
+	if _, err := s.readerType(r, space, typ); err != nil {
 		return err
 	}
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
@@ -76,6 +76,9 @@ func (s *Server) putType(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.refreshPolicy(r, space); err != nil {
+		return err
+	}
 	if err := s.setHead(w, r, space); err != nil {
 		return err
 	}
@@ -98,11 +101,22 @@ func (s *Server) deleteType(w http.ResponseWriter, r *http.Request) error {
 	if err := s.log.DeleteType(r.Context(), space, typ); err != nil {
 		return err
 	}
+	if err := s.refreshPolicy(r, space); err != nil {
+		return err
+	}
 	if err := s.setHead(w, r, space); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// refreshPolicy loads the space's access policy after a type definition
+// changed, so the watch streams of this process judge by it from their
+// next row (see liveReader).
+func (s *Server) refreshPolicy(r *http.Request, space string) error {
+	_, err := s.auth.Policies().For(r.Context(), space)
+	return err
 }
 
 // setHead sets Eddy-Seq to the space head, for writes that append nothing.

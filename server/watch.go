@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync/atomic"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
@@ -36,14 +37,20 @@ func watchParam(q url.Values) (bool, error) {
 
 // rowFilter reads the filter parameters and when of q into the one
 // filter every row-reading path uses (forward pages, history, watch):
-// Allow is what the principal may read, then the compiled when, so a CEL
-// expression never even sees a row the token may not read.
-func rowFilter(p *auth.Principal, q url.Values) (changelog.Filter, error) {
+// what the reader may read (auth's JudgeRow, and CanReadCommit for the
+// rows only their commit can tell), then the compiled when, so a CEL
+// expression never even sees a row the token may not read. reader is
+// asked for the Reader at each row (a watch stream's follows policy
+// changes).
+func rowFilter(reader func() *auth.Reader, q url.Values) (changelog.Filter, error) {
 	f, err := changelog.ParseFilter(q)
 	if err != nil {
 		return changelog.Filter{}, err
 	}
-	f.Allow = p.CanReadRow
+	visible := func(r *store.Row) bool { return reader().JudgeRow(r) != auth.RowHidden }
+	f.Allow = visible
+	f.NeedsCommit = func(r *store.Row) bool { return reader().JudgeRow(r) == auth.RowNeedsCommit }
+	f.CommitAllow = func(c *store.Commit) bool { return reader().CanReadCommit(c) }
 	if !q.Has("when") {
 		return f, nil
 	}
@@ -51,19 +58,41 @@ func rowFilter(p *auth.Principal, q url.Values) (changelog.Filter, error) {
 	if err != nil {
 		return changelog.Filter{}, err
 	}
-	f.Allow = func(r *store.Row) bool { return p.CanReadRow(r) && when.Allow(r) }
+	f.Allow = func(r *store.Row) bool { return visible(r) && when.Allow(r) }
 	return f, nil
+}
+
+// fixedReader is the reader of a one-shot read.
+func fixedReader(rd *auth.Reader) func() *auth.Reader { return func() *auth.Reader { return rd } }
+
+// liveReader is the reader of a watch stream: rd's principal under the
+// newest policy of the space this process has loaded (a type definition
+// saved through this process loads it at once; one saved through another
+// process sharing PostgreSQL, at this process's next request to the
+// space). A policy is never older than rd's.
+func (s *Server) liveReader(rd *auth.Reader, space string) func() *auth.Reader {
+	var cur atomic.Pointer[auth.Reader]
+	cur.Store(rd)
+	policies := s.auth.Policies()
+	return func() *auth.Reader {
+		r := cur.Load()
+		if pol := policies.Latest(space); pol != nil && pol.Version() > r.Policy().Version() {
+			r = auth.NewReader(r.Principal(), pol)
+			cur.Store(r)
+		}
+		return r
+	}
 }
 
 // watchChanges answers GET .../changes?watch=1: the ndjson stream of the
 // space's rows after from (default: the head).
-func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, p *auth.Principal, space string, q url.Values) error {
+func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, rd *auth.Reader, space string, q url.Values) error {
 	for _, name := range []string{"before", "limit"} {
 		if q.Has(name) {
 			return problem.Param(name, "a watch stream takes no %s (it runs forward from from)", name)
 		}
 	}
-	f, err := rowFilter(p, q)
+	f, err := rowFilter(s.liveReader(rd, space), q)
 	if err != nil {
 		return err
 	}
@@ -72,14 +101,14 @@ func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, p *auth.Pr
 
 // watchEntities answers GET .../entities/{type}?watch=1: the changes
 // watch with types=[type].
-func (s *Server) watchEntities(w http.ResponseWriter, r *http.Request, p *auth.Principal, space, typ string, q url.Values) error {
+func (s *Server) watchEntities(w http.ResponseWriter, r *http.Request, rd *auth.Reader, space, typ string, q url.Values) error {
 	if err := checkParams(q, entityWatchParams, listFilters); err != nil {
 		return err
 	}
 	if err := validType(typ); err != nil {
 		return err
 	}
-	f, err := rowFilter(p, q)
+	f, err := rowFilter(s.liveReader(rd, space), q)
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				continue
 			}
 			ch = c
-			if err := wt.deliver(pending); err != nil {
+			if err := wt.deliver(ctx, pending); err != nil {
 				return err
 			}
 		}
@@ -141,7 +141,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				ch, caughtUp = nil, false
 				continue
 			}
-			if err := wt.deliver(items); err != nil {
+			if err := wt.deliver(ctx, items); err != nil {
 				return err
 			}
 		case <-wt.timer.C:
@@ -184,15 +184,20 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 }
 
 // deliver sends the rows of a fan-out batch the watcher has not seen and
-// its filter selects.
-func (wt *watcher) deliver(items []item) error {
+// its filter selects (reading a row's commit when the filter needs it to
+// judge the row).
+func (wt *watcher) deliver(ctx context.Context, items []item) error {
 	for i := range items {
 		it := &items[i]
 		if it.row.Seq <= wt.pos {
 			continue
 		}
+		ok, err := wt.h.log.Admit(ctx, wt.space, &it.row, &wt.f)
+		if err != nil {
+			return err
+		}
 		wt.pos = it.row.Seq
-		if wt.f.Match(&it.row) {
+		if ok {
 			wt.buf = append(wt.buf, it.line...)
 			wt.told = wt.pos
 		}

@@ -303,10 +303,13 @@ func (a *app) tokensCreateCommand() *cobra.Command {
 		Short: "Create a token and print its secret (shown once)",
 		Long: `Create a token bound to --space ('*' for every space) with a role: admin,
 writer or reader. --types limits what it may read to those entity types;
---scopes log:read lets a non-admin token pull the raw log.`,
+--scopes log:read lets a non-admin token pull the raw log. --user names the
+user the token acts for (type access rules are judged for it) and, with
+--application, makes a journal client's token.`,
 		Example: `  eddy tokens create --space default --role reader --types task,user
   eddy tokens create --role writer --actor importer
-  eddy tokens create --role reader --scopes log:read`,
+  eddy tokens create --role reader --scopes log:read
+  eddy tokens create --role reader --user u1 --application mail-app`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if req.Role == "" {
