@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -126,7 +125,7 @@ type Capabilities struct {
 func (s *Service) Capabilities() Capabilities {
 	return Capabilities{
 		SafeWindowSeconds:    s.opts.SafeWindow.Seconds(),
-		JournalRetentionDays: math.Round(s.opts.Retention.Hours()/24*1000) / 1000,
+		JournalRetentionDays: s.opts.Retention.Hours() / 24,
 		PageLimit:            s.opts.PageLimit,
 	}
 }

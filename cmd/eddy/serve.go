@@ -38,7 +38,7 @@ type serveOptions struct {
 	viewSessionTTL time.Duration
 
 	safeWindowSeconds    float64
-	journalRetentionDays int
+	journalRetentionDays float64
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -94,7 +94,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
-	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
+	f.Float64Var(&o.journalRetentionDays, "journal-retention-days", journal.DefaultRetention.Hours()/24, "how long a journal session's cursors are accepted, from its creation, in days (fractions allowed; published as journalRetentionDays)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -110,8 +110,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
 		return usagef("--safe-window-seconds must be above 0 and at most 3600")
-	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
-		return usagef("--journal-retention-days must be between 1 and 3650")
+	case o.journalRetentionDays <= 0 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be above 0 and at most 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -136,7 +136,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
 		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
-		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
+		JournalRetention:  time.Duration(o.journalRetentionDays * float64(24*time.Hour)),
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
