@@ -267,3 +267,37 @@ func TestBootstrapAdminIgnoresNonAdmin(t *testing.T) {
 		t.Errorf("mode = %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
 }
+
+// TestBootstrapAdminStoreHoldsOne: a store that already holds an admin
+// token for every space gets no new one, and the file is not written,
+// whatever it held (missing, or another process's stale copy).
+func TestBootstrapAdminStoreHoldsOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := NewService(&tokenStore{})
+	if _, _, err := svc.Create(ctx, CreateParams{Space: AllSpaces, Role: RoleAdmin, Actor: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "admin.token")
+	stale := filepath.Join(dir, "admin.token")
+	if err := os.WriteFile(stale, []byte("eddy_stale\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{missing, stale} {
+		secret, created, err := BootstrapAdmin(ctx, svc, path)
+		if err != nil || created || secret != "" {
+			t.Fatalf("%s: BootstrapAdmin = %q, %v, %v; want nothing created", path, secret, created, err)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("missing file was written: %v", err)
+	}
+	if b, _ := os.ReadFile(stale); string(b) != "eddy_stale\n" {
+		t.Errorf("stale file rewritten: %q", b)
+	}
+	ts, _ := svc.List(ctx)
+	if len(ts) != 1 {
+		t.Errorf("%d tokens, want the one admin", len(ts))
+	}
+}

@@ -25,6 +25,9 @@ const (
 	RateLimited        = "rate_limited"
 	Internal           = "internal"
 	Unavailable        = "unavailable"
+	// MutationGap is a push whose ordinal skips the next one the client
+	// must send (details.expected, details.got).
+	MutationGap = "mutation_gap"
 	// CursorInvalid and CursorExpired refuse a journal cursor (DESIGN
 	// section 9): issued to another user, application or space, or
 	// damaged; or past its cursorExpiresAt.
@@ -46,6 +49,7 @@ var statuses = map[string]int{
 	RateLimited:        http.StatusTooManyRequests,
 	Internal:           http.StatusInternalServerError,
 	Unavailable:        http.StatusServiceUnavailable,
+	MutationGap:        http.StatusConflict,
 	CursorInvalid:      http.StatusConflict,
 	CursorExpired:      http.StatusConflict,
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -64,17 +65,17 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := rowFilter(fixedReader(rd), q)
+	f, ev, err := s.rowFilter(r.Context(), fixedReader(rd), q)
 	if err != nil {
 		return err
 	}
 	if hasBefore {
-		return s.history(w, r, space, before, f, limit)
+		return s.history(w, r, space, before, f, ev, limit)
 	}
-	return s.forward(w, r, space, from, hasFrom, f, limit)
+	return s.forward(w, r, space, from, hasFrom, f, ev, limit)
 }
 
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, limit int) error {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	if !hasFrom {
 		sp, err := s.log.Space(r.Context(), space)
 		if err != nil {
@@ -83,6 +84,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, f
 		from = sp.Horizon
 	}
 	page, err := s.log.Read(r.Context(), space, from, f, limit)
+	if err == nil {
+		err = ev.Err()
+	}
 	if err != nil {
 		return err
 	}
@@ -90,8 +94,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, f
 	return nil
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, limit int) error {
+func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	page, err := s.log.History(r.Context(), space, before, f, limit)
+	if err == nil {
+		err = ev.Err()
+	}
 	if err != nil {
 		return err
 	}

@@ -208,7 +208,7 @@ func provenance(r *http.Request, p *auth.Principal) store.Provenance {
 		Actor:       p.Actor,
 		Via:         "api",
 		RequestID:   requestID(r.Context()),
-		Traceparent: r.Header.Get("Traceparent"),
+		Traceparent: traceparent(r),
 	}
 }
 

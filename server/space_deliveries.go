@@ -28,6 +28,7 @@ type deliveryMatcher struct {
 	scopes *definitionScopes
 	space  string
 	when   *predicate.Row
+	ev     *predicate.Eval      // when's evaluator for this request, made on first use
 	rows   map[int64]*store.Row // by seq; nil when pruned
 }
 
@@ -63,7 +64,11 @@ func (m *deliveryMatcher) match(ctx context.Context, d *engine.Delivery) (bool, 
 	if err != nil || row == nil {
 		return false, err
 	}
-	return m.when.Allow(row), nil
+	if m.ev == nil {
+		m.ev = m.when.Evaluator(ctx, m.s.whenBudget)
+	}
+	ok := m.ev.Allow(row)
+	return ok, m.ev.Err()
 }
 
 // row reads the wire row seq once per request (nil when pruned).

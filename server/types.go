@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -63,6 +64,9 @@ func (s *Server) putType(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := validType(typ); err != nil {
 		return err
+	}
+	if changelog.EngineType(typ) {
+		return problem.Param("type", "%q is the engine's own type: it takes no definition", typ)
 	}
 	raw, err := decodeObject(r, "type definition")
 	if err != nil {

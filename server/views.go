@@ -165,7 +165,7 @@ func (s *Server) viewDelta(w http.ResponseWriter, r *http.Request) error {
 			return problem.Param("budget", "%q is not a commit budget (want an integer from 1 to %d)", q.Get("budget"), views.MaxBudget)
 		}
 	}
-	dp := views.DeltaParams{Space: space, View: r.PathValue("view"), Cursor: q.Get("cursor"), Budget: budget, Reader: p}
+	dp := views.DeltaParams{Space: space, View: r.PathValue("view"), Cursor: q.Get("cursor"), Budget: budget, Reader: views.Identify(p, p.Principal().TokenID)}
 	if watching {
 		return s.views.Watch(w, r, dp)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -41,25 +42,28 @@ func watchParam(q url.Values) (bool, error) {
 // rows only their commit can tell), then the compiled when, so a CEL
 // expression never even sees a row the token may not read. reader is
 // asked for the Reader at each row (a watch stream's follows policy
-// changes).
-func rowFilter(reader func() *auth.Reader, q url.Values) (changelog.Filter, error) {
+// changes). The when is judged by the returned Eval (nil without a
+// when), bound to ctx and the server's evaluation budget: the caller asks
+// its Err after reading.
+func (s *Server) rowFilter(ctx context.Context, reader func() *auth.Reader, q url.Values) (changelog.Filter, *predicate.Eval, error) {
 	f, err := changelog.ParseFilter(q)
 	if err != nil {
-		return changelog.Filter{}, err
+		return changelog.Filter{}, nil, err
 	}
 	visible := func(r *store.Row) bool { return reader().JudgeRow(r) != auth.RowHidden }
 	f.Allow = visible
 	f.NeedsCommit = func(r *store.Row) bool { return reader().JudgeRow(r) == auth.RowNeedsCommit }
 	f.CommitAllow = func(c *store.Commit) bool { return reader().CanReadCommit(c) }
 	if !q.Has("when") {
-		return f, nil
+		return f, nil, nil
 	}
 	when, err := predicate.CompileRow("when", q.Get("when"))
 	if err != nil {
-		return changelog.Filter{}, err
+		return changelog.Filter{}, nil, err
 	}
-	f.Allow = func(r *store.Row) bool { return visible(r) && when.Allow(r) }
-	return f, nil
+	ev := when.Evaluator(ctx, s.whenBudget)
+	f.Allow = func(r *store.Row) bool { return visible(r) && ev.Allow(r) }
+	return f, ev, nil
 }
 
 // fixedReader is the reader of a one-shot read.
@@ -92,11 +96,11 @@ func (s *Server) watchChanges(w http.ResponseWriter, r *http.Request, rd *auth.R
 			return problem.Param(name, "a watch stream takes no %s (it runs forward from from)", name)
 		}
 	}
-	f, err := rowFilter(s.liveReader(rd, space), q)
+	f, ev, err := s.rowFilter(r.Context(), s.liveReader(rd, space), q)
 	if err != nil {
 		return err
 	}
-	return s.serveWatch(w, r, space, q, f)
+	return s.serveWatch(w, r, space, q, f, ev)
 }
 
 // watchEntities answers GET .../entities/{type}?watch=1: the changes
@@ -108,17 +112,17 @@ func (s *Server) watchEntities(w http.ResponseWriter, r *http.Request, rd *auth.
 	if err := validType(typ); err != nil {
 		return err
 	}
-	f, err := rowFilter(s.liveReader(rd, space), q)
+	f, ev, err := s.rowFilter(r.Context(), s.liveReader(rd, space), q)
 	if err != nil {
 		return err
 	}
 	f.Types = []string{typ}
-	return s.serveWatch(w, r, space, q, f)
+	return s.serveWatch(w, r, space, q, f, ev)
 }
 
 // serveWatch hands a validated watch to the hub. Errors before the first
 // frame come back here and are rendered as problems.
-func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string, q url.Values, f changelog.Filter) error {
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string, q url.Values, f changelog.Filter, ev *predicate.Eval) error {
 	from, hasFrom, err := seqParam(q, "from")
 	if err != nil {
 		return err
@@ -129,5 +133,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string
 	if s.hub == nil {
 		return problem.New(problem.Unavailable, "watch streams are not enabled on this server")
 	}
-	return s.hub.Serve(w, r, watch.Params{Space: space, From: from, Filter: f})
+	p := watch.Params{Space: space, From: from, Filter: f}
+	if ev != nil {
+		p.Budget = ev
+	}
+	return s.hub.Serve(w, r, p)
 }
