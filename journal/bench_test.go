@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
-	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/store/storetest"
 )
 
@@ -66,20 +64,18 @@ func populate(tb testing.TB, st store.Store, space string, n int, ts time.Time) 
 // which 1% is readable to it, journal pages/s, records/s and commits
 // walked/s against a forward changes read of the same space (and the raw
 // commit read the journal is built on), in one run. It asserts nothing:
-// it logs the figures and ratios. EDDY_JOURNAL_BENCH=N sets the scale.
+// it logs the figures and ratios. EDDY_JOURNAL_BENCH=N sets the scale;
+// EDDY_JOURNAL_BENCH_DRIVER=postgres runs it on PostgreSQL (default
+// SQLite).
 func TestJournalThroughput(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(benchEnv))
 	if n <= 0 {
 		t.Skip("a measurement: set " + benchEnv + "=<commits>")
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
+	st := drivers[0].open(t)
+	if os.Getenv(benchEnv+"_DRIVER") == "postgres" {
+		st = drivers[1].open(t)
 	}
 	clock := storetest.NewClock(start)
 	lg := changelog.New(st, changelog.Options{Now: clock.Now})
