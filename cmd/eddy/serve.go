@@ -42,7 +42,7 @@ type serveOptions struct {
 	clientRetention time.Duration
 
 	safeWindowSeconds    float64
-	journalRetentionDays int
+	journalRetentionDays float64
 
 	durability string
 
@@ -116,7 +116,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
 	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
-	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
+	f.Float64Var(&o.journalRetentionDays, "journal-retention-days", journal.DefaultRetention.Hours()/24, "how long a journal session's cursors are accepted, from its creation, in days (fractions allowed; published as journalRetentionDays)")
 	f.StringVar(&o.durability, "durability", eddy.DurabilityStrict, "strict: a write is acknowledged once on disk; relaxed: SQLite synchronous=NORMAL / PostgreSQL synchronous_commit=off, a power loss may lose the last moments of acknowledged writes, never corrupts or reorders")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
@@ -141,8 +141,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--client-retention must be positive")
 	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
 		return usagef("--safe-window-seconds must be above 0 and at most 3600")
-	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
-		return usagef("--journal-retention-days must be between 1 and 3650")
+	case o.journalRetentionDays <= 0 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be above 0 and at most 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -178,7 +178,7 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Watch:             o.limits.watch(),
 		ClientRetention:   o.clientRetention,
 		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
-		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
+		JournalRetention:  time.Duration(o.journalRetentionDays * float64(24*time.Hour)),
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 

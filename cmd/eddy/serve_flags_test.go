@@ -115,7 +115,7 @@ func TestServeJournalFlags(t *testing.T) {
 	if cfg, err := parse(); err != nil || cfg.JournalSafeWindow != 2*time.Second || cfg.JournalRetention != 30*24*time.Hour {
 		t.Fatalf("defaults: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
 	}
-	if cfg, err := parse("--safe-window-seconds=0.5", "--journal-retention-days=7"); err != nil || cfg.JournalSafeWindow != 500*time.Millisecond || cfg.JournalRetention != 7*24*time.Hour {
+	if cfg, err := parse("--safe-window-seconds=0.5", "--journal-retention-days=0.5"); err != nil || cfg.JournalSafeWindow != 500*time.Millisecond || cfg.JournalRetention != 12*time.Hour {
 		t.Fatalf("set: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
 	}
 	for _, bad := range [][]string{{"--safe-window-seconds=0"}, {"--journal-retention-days=0"}} {
