@@ -1,4 +1,4 @@
-// Package telemetry owns eddy's metrics: an OpenTelemetry MeterProvider
+// Package telemetry owns eddy's metrics and trace export: an OpenTelemetry MeterProvider
 // exported in the Prometheus text format on a registry of its own, and
 // the instruments eddy records into.
 //
@@ -16,4 +16,8 @@
 //
 // The registry also carries the Go runtime and process collectors
 // (go_*, process_*).
+//
+// StartTracing installs the process's TracerProvider when the standard
+// OpenTelemetry environment asks for trace export (OTLP over HTTP), and
+// the W3C trace context propagator either way.
 package telemetry
