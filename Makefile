@@ -3,6 +3,7 @@
 GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 30s
+SOAKTIME ?= 60s
 BENCH    ?= .
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
@@ -73,6 +74,10 @@ pg-check: ## fail unless PostgreSQL answers at EDDY_TEST_DATABASE_URL
 	else \
 		echo "pg_isready not installed: the PostgreSQL tests themselves will fail if it is unreachable"; \
 	fi
+
+.PHONY: soak
+soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s)
+	EDDY_SOAK=$(SOAKTIME) $(GO) test -race -count=1 -run '^TestSoak' -v $(PKGS)
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt check, go vet, and golangci-lint if installed

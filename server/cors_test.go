@@ -1,42 +1,23 @@
 package server
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/eddy-run/eddy/auth"
-	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/watch"
 )
 
-// newEnvWith is newEnv on SQLite with cfg's CORS origins and tracer
+// newEnvConfig is newEnv on SQLite with cfg's CORS origins and tracer
 // provider.
-func newEnvWith(t *testing.T, cfg Config) *env {
+func newEnvConfig(t *testing.T, cfg Config) *env {
 	t.Helper()
-	st := drivers[0].open(t)
-	var hub *watch.Hub
-	lg := changelog.New(st, changelog.Options{OnCommit: func(space string, head int64) { hub.Notify(space, head) }})
-	t.Cleanup(func() { _ = lg.Close() })
-	if _, err := lg.EnsureSpace(context.Background(), "default"); err != nil {
-		t.Fatalf("ensure space: %v", err)
-	}
-	as := auth.NewService(st)
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
-	cfg.Log, cfg.Auth, cfg.Hub, cfg.Logger = lg, as, hub, logger
-	srv := httptest.NewServer(New(cfg).Handler())
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { stopHub(t, hub) })
-	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}
-	e.admin = e.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
-	return e
+	return newEnvWith(t, drivers[0], watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
+		c.CORSOrigins, c.TracerProvider = cfg.CORSOrigins, cfg.TracerProvider
+	})
 }
 
 func TestCORSPreflight(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, Config{CORSOrigins: []string{"https://app.example", "http://localhost:5173"}})
+	e := newEnvConfig(t, Config{CORSOrigins: []string{"https://app.example", "http://localhost:5173"}})
 	path := "/api/v1/spaces/default/entities/task/t1"
 	tests := []struct {
 		name, origin string
@@ -81,7 +62,7 @@ func TestCORSPreflight(t *testing.T) {
 
 func TestCORSActualRequest(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, Config{CORSOrigins: []string{"https://app.example"}})
+	e := newEnvConfig(t, Config{CORSOrigins: []string{"https://app.example"}})
 	path := "/api/v1/spaces/default/entities/task/t1"
 	r := e.do(t, req{Method: "PUT", Path: path, Token: e.admin, Body: map[string]any{"n": 1},
 		Header: map[string]string{"Origin": "https://app.example"}}).want(201)
@@ -104,7 +85,7 @@ func TestCORSActualRequest(t *testing.T) {
 
 func TestCORSOff(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, Config{})
+	e := newEnvConfig(t, Config{})
 	r := e.do(t, req{Method: "OPTIONS", Path: "/api/v1", Header: map[string]string{
 		"Origin": "https://app.example", "Access-Control-Request-Method": "GET"}})
 	r.problem("unauthorized")
@@ -115,7 +96,7 @@ func TestCORSOff(t *testing.T) {
 
 func TestCORSAnyOrigin(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, Config{CORSOrigins: []string{"*"}})
+	e := newEnvConfig(t, Config{CORSOrigins: []string{"*"}})
 	r := e.do(t, req{Method: "OPTIONS", Path: "/api/v1", Header: map[string]string{
 		"Origin": "https://anything.example", "Access-Control-Request-Method": "GET"}})
 	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "https://anything.example" {

@@ -10,7 +10,7 @@ import (
 
 func TestReadyzStoreUnreachable(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, Config{})
+	e := newEnvConfig(t, Config{})
 	e.do(t, req{Method: "GET", Path: "/readyz"}).want(200)
 	if err := e.log.Store().Close(); err != nil {
 		t.Fatal(err)

@@ -25,19 +25,10 @@ import (
 const specPath = "../docs/openapi.yaml"
 
 // notYetServed are the routes DESIGN.md names and docs/openapi.yaml
-// describes that this server does not register yet (other work in
-// flight: the push protocol, section 8b, and the journal, section 9).
+// describes that this server does not register yet (none today).
 // TestOpenAPIRoutes fails when one of them is served, so the list only
 // shrinks: delete a route here when its handler lands.
-var notYetServed = []string{
-	"POST /api/v1/spaces/{space}/push",
-	"GET /api/v1/spaces/{space}/clients/{clientId}",
-	"GET /api/v1/spaces/{space}/journal/capabilities",
-	"POST /api/v1/spaces/{space}/journal/sessions",
-	"GET /api/v1/spaces/{space}/journal",
-	"GET /api/v1/spaces/{space}/journal/fetch",
-	"POST /api/v1/spaces/{space}/journal/state",
-}
+var notYetServed = []string{}
 
 // openAPI is the parsed spec with a ServeMux that finds the operation
 // of a request.

@@ -13,6 +13,8 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
+	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
 )
@@ -30,6 +32,9 @@ type Config struct {
 	Definitions *definitions.Service
 	// Views serves view sync; nil builds one over Log and Hub.
 	Views *views.Service
+	// Journal serves the per-user journal; nil builds one over Log with
+	// the default settings.
+	Journal *journal.Service
 	// Engine answers the trigger operations (enable, disable, reset,
 	// replay, deliveries, stances, fences) and a trigger's status; nil
 	// answers them unavailable.
@@ -40,6 +45,10 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (default 1 MiB); larger bodies
 	// are payload_too_large.
 	MaxBodyBytes int64
+	// WhenBudget bounds the CEL evaluation of one request's when across
+	// the rows it judges (a page, or one batch of a watch stream); zero
+	// fields take predicate.DefaultBudget's.
+	WhenBudget predicate.Budget
 	// Metrics, if set, records every request and serves GET /metrics
 	// WITHOUT authentication, like /healthz: bind the server to loopback
 	// or protect /metrics at the proxy.
@@ -69,11 +78,13 @@ type Server struct {
 	hub            *watch.Hub
 	defs           *definitions.Service
 	views          *views.Service
+	journal        *journal.Service
 	engine         *engine.Engine
 	logger         *slog.Logger
 	version        string
 	maxBody        int64
 	metrics        Metrics
+	whenBudget     predicate.Budget
 	corsOrigins    []string
 	tracerProvider trace.TracerProvider
 	causeKeys      *causality.Keyring
@@ -90,11 +101,13 @@ func New(cfg Config) *Server {
 		hub:            cfg.Hub,
 		defs:           cfg.Definitions,
 		views:          cfg.Views,
+		journal:        cfg.Journal,
 		engine:         cfg.Engine,
 		logger:         cfg.Logger,
 		version:        cfg.Version,
 		maxBody:        cfg.MaxBodyBytes,
 		metrics:        cfg.Metrics,
+		whenBudget:     cfg.WhenBudget,
 		corsOrigins:    cfg.CORSOrigins,
 		tracerProvider: cfg.TracerProvider,
 		mux:            http.NewServeMux(),
@@ -106,7 +119,12 @@ func New(cfg Config) *Server {
 		s.logger = slog.Default()
 	}
 	if s.defs == nil && cfg.Log != nil {
-		s.defs = definitions.New(cfg.Log, definitions.Options{})
+		exec := cfg.Engine
+		if exec == nil {
+			// Never started: it only runs dry runs and manual runs.
+			exec = engine.New(cfg.Log, nil, engine.Options{Logger: s.logger})
+		}
+		s.defs = definitions.New(cfg.Log, definitions.Options{Executor: exec})
 	}
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})

@@ -13,7 +13,7 @@ func TestServerSpans(t *testing.T) {
 	t.Parallel()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	e := newEnvWith(t, Config{TracerProvider: tp})
+	e := newEnvConfig(t, Config{TracerProvider: tp})
 
 	parent := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	e.do(t, req{Method: "PUT", Path: "/api/v1/spaces/default/entities/task/t1", Token: e.admin,

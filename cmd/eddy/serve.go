@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/telemetry"
 	"github.com/eddy-run/eddy/views"
@@ -35,7 +36,11 @@ type serveOptions struct {
 	retainRows        int64
 	housekeepInterval time.Duration
 
-	viewSessionTTL time.Duration
+	viewSessionTTL  time.Duration
+	clientRetention time.Duration
+
+	safeWindowSeconds    float64
+	journalRetentionDays int
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -52,8 +57,10 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Run the eddy server",
 		Long: `Run the eddy server. With no --database it keeps an embedded SQLite database
 at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
-PostgreSQL. Migrations run at start. On first start an admin token is
-created, written to <data>/admin.token (mode 0600) and printed.
+PostgreSQL. Migrations run at start. One process at a time may use a data
+directory: a second one exits saying which process holds it. On first start
+(when the store holds no admin token yet) an admin token is created, written
+to <data>/admin.token (mode 0600) and printed, once the server is listening.
 
 Retention: --retain-age and --retain-rows prune every space's log in the
 background, every --housekeep-interval (default: no pruning; when both are
@@ -100,6 +107,9 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.Int64Var(&o.retainRows, "retain-rows", 0, "keep at most this many newest commits per space (default 0: keep all)")
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
+	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
+	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
+	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -114,6 +124,12 @@ func (o *serveOptions) validate() error {
 		return usagef("--heartbeat must be positive")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
+	case o.clientRetention <= 0:
+		return usagef("--client-retention must be positive")
+	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
+		return usagef("--safe-window-seconds must be above 0 and at most 3600")
+	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be between 1 and 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -137,6 +153,9 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
+		ClientRetention:   o.clientRetention,
+		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
+		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -181,7 +200,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
 		return errors.Join(err, closeNow(srv, served))
 	}
-	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
+	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
 		CORSOrigins: o.ops.corsOrigins}).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
@@ -228,10 +247,14 @@ func (a *app) bootstrapAdmin(ctx context.Context, e *eddy.Eddy, logger *slog.Log
 	if err != nil {
 		return fmt.Errorf("bootstrap admin token: %w", err)
 	}
-	if created {
+	switch {
+	case created:
 		fmt.Fprintf(a.stdout, "admin token: %s\n(stored in %s; the CLI reads it from there, or set EDDY_TOKEN)\n", secret, path)
-		return nil
+	case secret == "":
+		logger.Warn("the store already holds an admin token, so none was written to " + path +
+			"; use the one you have (EDDY_TOKEN, or copy it there)")
+	default:
+		logger.Info("admin token in " + path)
 	}
-	logger.Info("admin token in " + path)
 	return nil
 }
