@@ -22,7 +22,7 @@ var probePathValues = map[string]string{
 func TestOpenAPIQueryParameters(t *testing.T) {
 	t.Parallel()
 	o := loadSpec(t)
-	e := newEnvWith(t, Config{})
+	e := newEnvConfig(t, Config{})
 	e.call(t, "PUT", "/api/v1/spaces/default/entities/task/t1", map[string]any{"n": 1}).want(201)
 	pending := map[string]bool{}
 	for _, p := range notYetServed {
