@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asEddyEnv) == "1" {
+		// TestDocs runs this binary as eddy (serve and the CLI).
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	goleak.VerifyTestMain(m)
 }
 
