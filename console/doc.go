@@ -18,6 +18,6 @@
 // (with the API's filters in the query), /spaces/{space}/rows/{seq},
 // /spaces/{space}/rows/{seq}/chain, /spaces/{space}/triggers[/{name}],
 // /spaces/{space}/deliveries, /spaces/{space}/entities[/{type}[/{id}]]
-// and /spaces/{space}/views. The server answers each with the same page
+// and /spaces/{space}/views[/{name}]. The server answers each with the same page
 // shell; the script renders the page the path names.
 package console

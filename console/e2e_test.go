@@ -324,8 +324,32 @@ func TestConsole(t *testing.T) {
 		p.open("/spaces/default/entities/task/t1")
 		p.visible(`#entity-history .row[data-seq="` + seqs.done + `"]`)
 		p.visible(`#entity-history .row[data-seq="` + seqs.open + `"]`)
+	})
+
+	t.Run("views show their size and backtest a changed filter", func(t *testing.T) {
+		p := admin.on(t)
+		view := map[string]any{"version": "v1", "types": []string{"task"},
+			"filter": map[string]any{"fieldEquals": map[string]any{"field": "status", "expected": "open"}}}
+		if status, _, out := s.call(t, "PUT", "/spaces/default/views/open-tasks", view); status != http.StatusCreated {
+			t.Fatalf("put view: %d %s", status, out)
+		}
 		p.open("/spaces/default/views")
-		p.visible("#page-views .notice")
+		p.visible(`tr[data-view="open-tasks"] td.size`)
+		if got := p.text(`tr[data-view="open-tasks"] td.size`); got != "1" {
+			t.Fatalf("open-tasks shows size %q, want 1 (t2; t1 is done)", got)
+		}
+		p.shot("views", "")
+		p.do(chromedp.Click(chromedp.CSS(`tr[data-view="open-tasks"] a`)))
+		p.visible("#vb-def")
+		changed := `{"version": "v2", "types": ["task"], "filter": {"cel": "has(entity.properties.status)"}}`
+		p.do(chromedp.SetValue(chromedp.CSS("#vb-def"), changed), chromedp.Click(chromedp.CSS("#vb-run")))
+		p.visible(`#vb-result [data-count="sizeAtTo"]`)
+		if got := p.text(`#vb-result [data-count="sizeAtTo"]`); got != "2" {
+			t.Fatalf("the backtest of has(status) ends at size %s, want 2 (t1 and t2)", got)
+		}
+		p.shot("view", "")
+		p.do(chromedp.SetValue(chromedp.CSS("#vb-def"), "{not json"), chromedp.Click(chromedp.CSS("#vb-run")))
+		p.visible("#vb-result .notice.error")
 	})
 
 	t.Run("a reader token sees only its types and no admin action", func(t *testing.T) {

@@ -23,7 +23,8 @@ const routes = [
   { re: new RegExp(`^/spaces/${seg}/entities$`), nav: "entities", title: "Entities", render: entities.renderTypes },
   { re: new RegExp(`^/spaces/${seg}/entities/${seg}$`), nav: "entities", title: "Entities", render: entities.renderType },
   { re: new RegExp(`^/spaces/${seg}/entities/${seg}/${seg}$`), nav: "entities", title: "Entity", render: entities.renderOne },
-  { re: new RegExp(`^/spaces/${seg}/views$`), nav: "views", title: "Views", render: views.render },
+  { re: new RegExp(`^/spaces/${seg}/views$`), nav: "views", title: "Views", render: views.renderList },
+  { re: new RegExp(`^/spaces/${seg}/views/${seg}$`), nav: "views", title: "View", render: views.renderOne },
 ];
 
 const navItems = [
