@@ -32,6 +32,13 @@ type app struct {
 	space  string
 	output string
 
+	// contextFlag is --context; ctx is the context in use, loaded once.
+	contextFlag string
+	ctxLoaded   bool
+	ctx         cliContext
+	ctxName     string
+	ctxErr      error
+
 	// tokenSource says where the token of this run came from ("--token",
 	// "EDDY_TOKEN", a file's path), set once connect resolved it.
 	tokenSource string
@@ -59,6 +66,7 @@ commands talk to a running server over HTTP.`,
 	pf.StringVar(&a.data, "data", eddy.DefaultDataDir, "data directory (serve keeps its files there; clients read "+tokenFile+" from it)")
 	pf.StringVar(&a.server, "server", "", "server URL (default: env EDDY_SERVER, else "+defaultServer+")")
 	pf.StringVar(&a.token, "token", "", "API token (default: env EDDY_TOKEN, else <data>/"+tokenFile+")")
+	pf.StringVar(&a.contextFlag, "context", "", "context to use (default: env EDDY_CONTEXT, else the config's current context)")
 	pf.StringVarP(&a.output, "output", "o", "", "output of commands that print resources: json, yaml, wide, name or jsonpath=TEMPLATE")
 	pf.StringVar(&a.space, "space", "", "space to work in (default: env EDDY_SPACE, else "+eddy.DefaultSpace+")")
 
@@ -68,8 +76,9 @@ commands talk to a running server over HTTP.`,
 		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
 		a.causesCommand(), a.stancesCommand(), a.fenceCommand(),
 		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(),
-		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(), a.versionCommand(),
+		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(), a.versionCommand(), a.configCommand(),
 	)
+	a.addCompletions(root)
 	return root
 }
 
@@ -82,31 +91,56 @@ func envOr(getenv func(string) string, name, def string) string {
 }
 
 // serverURL is the server of this run: --server, else EDDY_SERVER, else
-// the default.
+// the context's, else the default.
 func (a *app) serverURL() string {
 	if a.server != "" {
 		return a.server
 	}
-	return envOr(a.getenv, "EDDY_SERVER", defaultServer)
+	c, _, _ := a.currentContext()
+	return envOr(a.getenv, "EDDY_SERVER", cmpOr(c.Server, defaultServer))
 }
 
-// spaceName is the space of this run: --space, else EDDY_SPACE, else
-// the default space.
+// spaceName is the space of this run: --space, else EDDY_SPACE, else the
+// context's, else the default space.
 func (a *app) spaceName() string {
 	if a.space != "" {
 		return a.space
 	}
-	return envOr(a.getenv, "EDDY_SPACE", eddy.DefaultSpace)
+	c, _, _ := a.currentContext()
+	return envOr(a.getenv, "EDDY_SPACE", cmpOr(c.Space, eddy.DefaultSpace))
 }
 
-// resolveToken finds the token in --token, EDDY_TOKEN or
-// <data>/admin.token, in that order, and says which it used.
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// resolveToken finds the token in --token, EDDY_TOKEN, the context's
+// token file or <data>/admin.token, in that order, and says which it
+// used.
 func (a *app) resolveToken() (token, source string, err error) {
 	if a.token != "" {
 		return a.token, "--token", nil
 	}
 	if t := a.getenv("EDDY_TOKEN"); t != "" {
 		return t, "EDDY_TOKEN", nil
+	}
+	c, name, err := a.currentContext()
+	if err != nil {
+		return "", "", err
+	}
+	if c.TokenFile != "" {
+		tok, err := readTokenFile(c.TokenFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", usagef("no token: context %s names %s, which does not exist", name, c.TokenFile)
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return tok, "context " + name + " (" + c.TokenFile + ")", nil
 	}
 	path := filepath.Join(a.data, tokenFile)
 	tok, err := readTokenFile(path)

@@ -115,7 +115,7 @@ const (
 
 // runWatch runs eddy with the fake server's URL and token and args.
 func runWatch(ctx context.Context, base string, stdout, stderr *syncBuffer, args ...string) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: strings.NewReader(""), getenv: func(string) string { return "" }}
+	a := &app{stdout: stdout, stderr: stderr, stdin: strings.NewReader(""), getenv: hermeticEnv(nil)}
 	return a.run(ctx, append([]string{"--server", base, "--token", "tok"}, args...))
 }
 
