@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type Service struct {
 	// handlers are the process's Go handlers (dry runs, "registered").
 	handlers *functions.Registry
 	hooks    TriggerHooks
+	getenv   func(string) string
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -42,6 +44,9 @@ type Options struct {
 	// Hooks, if set, hear about every saved and deleted trigger (the
 	// trigger engine keeps each trigger's cursor and deliveries).
 	Hooks TriggerHooks
+	// Getenv reads the environment variables webhook secrets name
+	// ({"fromEnv": NAME}) when a function is saved; default os.Getenv.
+	Getenv func(string) string
 }
 
 // TriggerHooks is told about trigger definitions as they are stored and
@@ -61,7 +66,10 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Handlers == nil {
 		opts.Handlers = &functions.Registry{}
 	}
-	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks, getenv: opts.Getenv}
 }
 
 // checkSpace returns not_found unless the space exists.
