@@ -84,14 +84,14 @@ type Function struct {
 
 // functionJSON is the wire form; pointers tell absent fields from empty ones.
 type functionJSON struct {
-	Name    *string  `json:"name,omitempty"`
-	Kind    string   `json:"kind"`
-	Writes  []string `json:"writes"`
-	Code    *string  `json:"code,omitempty"`
-	URL     *string  `json:"url,omitempty"`
+	Name    *string     `json:"name,omitempty"`
+	Kind    string      `json:"kind"`
+	Writes  []string    `json:"writes"`
+	Code    *string     `json:"code,omitempty"`
+	URL     *string     `json:"url,omitempty"`
 	Secret  *secretJSON `json:"secret,omitempty"`
-	Timeout *string  `json:"timeout,omitempty"`
-	Handler *string  `json:"handler,omitempty"`
+	Timeout *string     `json:"timeout,omitempty"`
+	Handler *string     `json:"handler,omitempty"`
 	// Registered is read-only: shown, ignored on input.
 	Registered *bool `json:"registered,omitempty"`
 }
