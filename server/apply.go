@@ -415,3 +415,49 @@ func sameJSON(a, b []byte) bool {
 	}
 	return reflect.DeepEqual(va, vb)
 }
+
+// exportDefinitions answers GET .../apply (admin) with the space's
+// definitions as an apply body: each section maps names to definitions
+// as GET shows them (no "name", no secret values), so applying the answer
+// back changes nothing.
+func (s *Server) exportDefinitions(w http.ResponseWriter, r *http.Request) error {
+	space := r.PathValue("space")
+	if err := s.manageDefinitions(r, space); err != nil {
+		return err
+	}
+	if _, err := s.log.Space(r.Context(), space); err != nil {
+		return err
+	}
+	out := map[string]map[string]json.RawMessage{}
+	for _, k := range s.defKinds() {
+		stored, err := k.list(r.Context(), space)
+		if err != nil {
+			return err
+		}
+		sec := make(map[string]json.RawMessage, len(stored))
+		for name, raw := range stored {
+			shown, err := k.shown(name, raw)
+			if err != nil {
+				return fmt.Errorf("read stored %s %s: %w", k.kind, name, err)
+			}
+			if sec[name], err = withoutKeys(shown, "name", "registered"); err != nil {
+				return err
+			}
+		}
+		out[k.section] = sec
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+	return nil
+}
+
+// withoutKeys returns the JSON object b without the given keys.
+func withoutKeys(b []byte, keys ...string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode definition: %w", err)
+	}
+	for _, k := range keys {
+		delete(m, k)
+	}
+	return json.Marshal(m)
+}

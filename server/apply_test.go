@@ -59,6 +59,18 @@ func TestApplyAPI(t *testing.T) {
 		}
 		e.call(t, "GET", "/api/v1/spaces/default/triggers/on-task", nil).want(http.StatusOK)
 
+		// The export is an apply body: applied back, it changes nothing.
+		export := e.call(t, "GET", path, nil).want(http.StatusOK)
+		var exported map[string]map[string]map[string]any
+		export.decode(&exported)
+		if len(exported["functions"]) != 2 || exported["functions"]["stamp"]["name"] != nil || exported["triggers"]["on-task"]["function"] != "stamp" {
+			t.Fatalf("export = %s", export.body)
+		}
+		if got := fmt.Sprint(actions(t, e.call(t, "POST", path, json.RawMessage(export.body)).want(http.StatusOK))); got !=
+			"[type/task=unchanged function/hook=unchanged function/stamp=unchanged view/open=unchanged trigger/on-task=unchanged]" {
+			t.Fatalf("applying the export = %s", got)
+		}
+
 		// Applying the same document again writes nothing.
 		head := e.call(t, "GET", "/api/v1/spaces/default", nil).want(http.StatusOK).obj()["head"]
 		again := fmt.Sprint(actions(t, e.call(t, "POST", path, doc).want(http.StatusOK)))
