@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,57 +22,14 @@ func (a *app) typesCommand() *cobra.Command {
 	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.typesGetCommand(), a.typesDeleteCommand())
 }
 
-// applyCommand is `eddy apply`: types, functions, triggers and views.
-func (a *app) applyCommand() *cobra.Command {
-	var file string
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Apply declarations from a YAML or JSON file (types, functions, triggers, views)",
-		Long: `Put every declaration of a YAML or JSON file ('-' for stdin) into the space.
-The document holds up to four maps from name to definition, applied in this
-order (so a trigger may name a function of the same file), each in name order:
-
-  types:
-    task:
-      properties:
-        title: {kind: string, required: true}
-  functions:
-    stamp-completed:
-      kind: expr
-      writes: [task]
-      code: patch("task", entity.id, {"completedAt": now})
-  triggers:
-    on-done:
-      source: {changes: {types: [task], ops: [patch]}}
-      function: stamp-completed
-  views:
-    open-tasks:
-      version: v1
-      types: [task]
-      filter: {cel: "entity.properties.done != true"}
-
-Each line of output says whether a definition was created or updated; warnings
-(such as cycles in the trigger graph) go to standard error. The first refused
-definition stops the run; those before it stay applied.`,
-		Args: noArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usagef("missing -f FILE")
-			}
-			return a.apply(cmd, file, applySections)
-		}),
-	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
-	return cmd
-}
-
 func (a *app) typesApplyCommand(use string) *cobra.Command {
-	var file string
+	var f applyFlags
 	cmd := &cobra.Command{
 		Use:   use + " -f FILE",
 		Short: "Put the type definitions of a YAML or JSON file",
 		Long: `Put every type definition of a YAML or JSON file ('-' for stdin) into the
-space. The document holds a map 'types' from type name to definition:
+space, all at once (see 'eddy apply'). The document holds a map 'types' from
+type name to definition:
 
   types:
     task:
@@ -89,13 +45,11 @@ space. The document holds a map 'types' from type name to definition:
 'eddy apply' also takes functions, triggers and views.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usagef("missing -f FILE")
-			}
-			return a.apply(cmd, file, applySections[:1])
+			return a.apply(cmd, f, applySections[:1])
 		}),
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "only show what would happen")
 	return cmd
 }
 
@@ -111,71 +65,6 @@ var applySections = []applySection{{"types", "type"}, {"functions", "function"},
 // applyDocument is a parsed apply document: per section key, definitions
 // by name.
 type applyDocument map[string]map[string]json.RawMessage
-
-// apply puts each definition of the file, section by section in the
-// order given, names in order within a section.
-func (a *app) apply(cmd *cobra.Command, file string, sections []applySection) error {
-	data, err := a.readFile(file)
-	if err != nil {
-		return err
-	}
-	doc, err := parseApplyDocument(data, sections)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect()
-	if err != nil {
-		return err
-	}
-	for _, sec := range sections {
-		defs := doc[sec.key]
-		for _, name := range slices.Sorted(maps.Keys(defs)) {
-			if err := a.applyOne(cmd, c, sec, name, defs[name]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// applyOne puts one definition and reports it and its warnings.
-func (a *app) applyOne(cmd *cobra.Command, c *conn, sec applySection, name string, def json.RawMessage) error {
-	warnings, created, err := putDefinition(cmd.Context(), c.sp, sec.key, name, def)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", sec.kind, name, err)
-	}
-	verb := "updated"
-	if created {
-		verb = "created"
-	}
-	fmt.Fprintf(a.stdout, "%s %s %s\n", sec.kind, name, verb)
-	for _, w := range warnings {
-		fmt.Fprintf(a.stderr, "warning: %s %s: %s\n", sec.kind, name, w)
-	}
-	return nil
-}
-
-// putDefinition puts one definition of a section (types, functions,
-// triggers or views) and returns its warnings and whether it was new.
-func putDefinition(ctx context.Context, sp *client.Space, section, name string, def json.RawMessage) (warnings []string, created bool, err error) {
-	switch section {
-	case "types":
-		_, created, err = sp.PutType(ctx, name, def)
-	case "functions":
-		_, created, err = sp.PutFunction(ctx, name, def)
-	case "triggers":
-		var saved client.SavedTrigger
-		saved, created, err = sp.PutTrigger(ctx, name, def)
-		for _, w := range saved.Warnings {
-			warnings = append(warnings, w.Message)
-		}
-	case "views":
-		_, created, err = sp.PutView(ctx, name, def)
-	default:
-		err = fmt.Errorf("unknown section %q", section)
-	}
-	return warnings, created, err
-}
 
 // parseTypesDocument reads a YAML or JSON document {types: {name: def}} and
 // returns each definition as JSON.
