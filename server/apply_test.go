@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/auth"
@@ -131,5 +134,78 @@ func TestApplyAPI(t *testing.T) {
 		writer := e.token(auth.CreateParams{Space: "default", Role: auth.RoleWriter})
 		e.do(t, req{Method: "POST", Path: path, Token: writer, Body: doc}).problem(problem.Forbidden)
 		e.call(t, "POST", "/api/v1/spaces/nowhere/apply", doc).problem(problem.NotFound)
+	})
+}
+
+// fakeKind is a defKind over a map, whose put fails for one name.
+func fakeKind(stored map[string][]byte, failOn string) defKind {
+	return defKind{
+		kind: "type", section: "types",
+		put: func(_ context.Context, _, name string, raw []byte) ([]string, error) {
+			if name == failOn {
+				return nil, errors.New("disk full")
+			}
+			stored[name] = raw
+			return nil, nil
+		},
+		del: func(_ context.Context, _, name string) error {
+			delete(stored, name)
+			return nil
+		},
+	}
+}
+
+func TestApplyUndoesAFailedRun(t *testing.T) {
+	t.Parallel()
+	stored := map[string][]byte{"b": []byte(`{"v":1}`), "c": []byte(`{"v":1}`)}
+	k := fakeKind(stored, "d")
+	steps := []applyStep{
+		{k: k, raw: []byte(`{"v":2}`), result: applyResult{Name: "a", Action: applyCreated}},
+		{k: k, raw: []byte(`{"v":2}`), stored: []byte(`{"v":1}`), result: applyResult{Name: "b", Action: applyChanged}},
+		{k: k, stored: []byte(`{"v":1}`), result: applyResult{Name: "c", Action: applyDeleted}},
+		{k: k, raw: []byte(`{"v":2}`), result: applyResult{Name: "d", Action: applyCreated}},
+	}
+	err := (&Server{}).runApply(context.Background(), "s", steps)
+	if err == nil || !strings.Contains(err.Error(), "type d: disk full") {
+		t.Fatalf("err = %v", err)
+	}
+	// Everything before the failure is as it was.
+	if len(stored) != 2 || string(stored["b"]) != `{"v":1}` || string(stored["c"]) != `{"v":1}` {
+		t.Fatalf("after the undo: %s", stored)
+	}
+}
+
+func TestApplyConcurrent(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(e *env) {
+		t := e.t
+		path := "/api/v1/spaces/default/apply"
+		// Two documents that each replace the other's function under one
+		// trigger: whichever applies last wins whole.
+		doc := func(fn string) map[string]any {
+			return map[string]any{
+				"functions": map[string]any{fn: map[string]any{"kind": "expr", "writes": []string{"task"}, "code": `patch("task", entity.id, {"a": 1})`}},
+				"triggers":  map[string]any{"t": map[string]any{"source": map[string]any{"changes": map[string]any{}}, "function": fn}},
+				"prune":     true,
+			}
+		}
+		done := make(chan int, 2)
+		for _, fn := range []string{"one", "two"} {
+			go func() {
+				r := e.do(t, req{Method: "POST", Path: path, Token: e.admin, Body: doc(fn)})
+				done <- r.status
+			}()
+		}
+		for range 2 {
+			if status := <-done; status != http.StatusOK {
+				t.Fatalf("a concurrent apply answered %d", status)
+			}
+		}
+		var exported map[string]map[string]map[string]any
+		e.call(t, "GET", path, nil).want(http.StatusOK).decode(&exported)
+		fns := exported["functions"]
+		if len(fns) != 1 || fns[fmt.Sprint(exported["triggers"]["t"]["function"])] == nil {
+			t.Fatalf("after two applies: functions %v, trigger %v", fns, exported["triggers"]["t"])
+		}
 	})
 }

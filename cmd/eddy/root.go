@@ -145,7 +145,7 @@ func (a *app) resolveToken() (token, source string, err error) {
 	path := filepath.Join(a.data, tokenFile)
 	tok, err := readTokenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", usagef("no token: set EDDY_TOKEN, pass --token, or point --data at a directory holding %s (eddy serve creates it)", tokenFile)
+		return "", "", usagef("no token: set EDDY_TOKEN, pass --token, use a context with a token file (eddy config set-context), or point --data at a directory holding %s (eddy serve creates it)", tokenFile)
 	}
 	if err != nil {
 		return "", "", err
