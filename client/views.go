@@ -3,212 +3,340 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/views"
 )
 
-// View is a saved view as the API shows it: its name, spec (version,
-// types, filter, fields), filter signature and update time.
-type View = views.View
+// View sync shapes (DESIGN.md section 8), shared with the server.
+type (
+	// ViewContext binds a view's pages and cursors to its space, view,
+	// filter version and signature, schema version and epoch; its
+	// Fingerprint hashes them.
+	ViewContext = views.Context
+	// ViewChange is one projected change: upsert (with the record),
+	// removed_from_scope or deleted, each with the canonical version.
+	ViewChange = views.Change
+	// ViewCommit is one source commit of a delta page.
+	ViewCommit = views.Commit
+	// DeltaPage is one page of a view's delta.
+	DeltaPage = views.DeltaPage
+	// BootstrapPage is one page of a bootstrap.
+	BootstrapPage = views.BootstrapPage
+	// ResetReason is why a view must be reset (details.reason).
+	ResetReason = views.Reason
+	// ViewDefinition is a saved view as the server shows it.
+	ViewDefinition = views.View
+)
 
-// ViewContext identifies the exact view a page belongs to (space, view,
-// version, filter signature, schema and epoch).
-type ViewContext = views.Context
+// Bootstrap strategies.
+const (
+	// Frozen materializes the view when the bootstrap opens; every retry
+	// of a page answers the same records (the default).
+	Frozen = "frozen"
+	// Keyset pages by entity id with stateless tokens.
+	Keyset = "keyset"
+)
 
-// BootstrapOpened answers OpenBootstrap: the bootstrap's context and the
-// token of its first page.
-type BootstrapOpened = views.Opened
+// ResetError is a 409 reset_required answer (or a stream's terminal
+// reset_required frame): the cursor or token no longer holds and the
+// client must reset as Reason says. It wraps the server's *Error.
+type ResetError struct {
+	// Reason is details.reason: views.ViewChanged, views.EpochChanged, ...
+	Reason ResetReason
+	// Err is the server's problem.
+	Err *Error
+}
 
-// BootstrapPage is one page of a view bootstrap; only the last carries
-// the Cursor to follow the view's delta from.
-type BootstrapPage = views.BootstrapPage
+// Error implements error.
+func (e *ResetError) Error() string {
+	return "reset required (" + string(e.Reason) + "): " + e.Err.Message
+}
 
-// DeltaPage is one page of a view's delta.
-type DeltaPage = views.DeltaPage
+// Unwrap returns the server's problem.
+func (e *ResetError) Unwrap() error { return e.Err }
 
-// ViewBacktestResult answers BacktestView.
-type ViewBacktestResult = views.BacktestResult
+// DiscardsSpace reports whether the reset invalidates everything the
+// client holds of the space (a rotated epoch or pruned history), rather
+// than one view's state.
+func (e *ResetError) DiscardsSpace() bool {
+	return e.Reason == views.EpochChanged || e.Reason == views.HistoryPruned || e.Reason == views.CursorAhead
+}
 
-// PutView stores the view name (admin); def is anything that encodes to
-// a view definition. created reports a new view (201). Replacing a view
-// with itself changes nothing, so the call is retried like a GET.
-func (s *Space) PutView(ctx context.Context, name string, def any) (v View, created bool, err error) {
-	cl := send(http.MethodPut, s.path("views", name), def)
-	cl.retry = true
-	ans, err := s.c.callJSON(ctx, cl, &v)
-	if err != nil {
-		return View{}, false, err
+// AsReset returns the *ResetError in err's chain, if any.
+func AsReset(err error) (*ResetError, bool) {
+	var re *ResetError
+	ok := errors.As(err, &re)
+	return re, ok
+}
+
+// resetOf wraps a reset_required problem as a *ResetError.
+func resetOf(e *Error) error {
+	if e.Code != problem.ResetRequired {
+		return e
 	}
-	return v, ans.status == http.StatusCreated, nil
+	return &ResetError{Reason: ResetReason(e.Reason), Err: e}
 }
 
-// GetView returns the view name (not_found when there is none, or the
-// token may not read every type it touches).
-func (s *Space) GetView(ctx context.Context, name string) (View, error) {
-	var v View
-	_, err := s.c.callJSON(ctx, get(s.path("views", name), nil), &v)
-	return v, err
-}
-
-// Views returns the space's views the token may read.
-func (s *Space) Views(ctx context.Context) ([]View, error) {
-	var out struct {
-		Views []View `json:"views"`
+// viewError turns reset answers of a view call into *ResetError.
+func viewError(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == problem.ResetRequired {
+		if _, already := AsReset(err); !already {
+			return resetOf(e)
+		}
 	}
-	_, err := s.c.callJSON(ctx, get(s.path("views"), nil), &out)
-	return out.Views, err
-}
-
-// DeleteView removes the view name (admin); its cursors stop working.
-func (s *Space) DeleteView(ctx context.Context, name string) error {
-	_, err := s.c.do(ctx, send(http.MethodDelete, s.path("views", name), nil))
 	return err
 }
 
-// BootstrapParams open a view bootstrap.
-type BootstrapParams struct {
-	// PageSize is the records per page, 1 to 1000 (0: the server's
-	// default).
+// View returns the handle of one view of the space. It sends nothing.
+func (s *Space) View(name string) *View { return &View{sp: s, name: name} }
+
+// View is the handle of one view of a space.
+type View struct {
+	sp   *Space
+	name string
+}
+
+// Name returns the view's name.
+func (v *View) Name() string { return v.name }
+
+// Space returns the space handle the view belongs to.
+func (v *View) Space() *Space { return v.sp }
+
+func (v *View) path(segs ...string) string {
+	return v.sp.path(append([]string{"views", v.name}, segs...)...)
+}
+
+// Put saves the view's definition (PUT .../views/{view}, admin); def is
+// the JSON object of DESIGN.md section 8 ({"version", "types",
+// "filter", "fields"?}). It reports whether the view was created.
+func (v *View) Put(ctx context.Context, def any) (ViewDefinition, bool, error) {
+	var out ViewDefinition
+	ans, err := v.sp.c.callJSON(ctx, send(http.MethodPut, v.path(), def), &out)
+	if err != nil {
+		return ViewDefinition{}, false, err
+	}
+	return out, ans.status == http.StatusCreated, nil
+}
+
+// Get returns the view's definition.
+func (v *View) Get(ctx context.Context) (ViewDefinition, error) {
+	var out ViewDefinition
+	_, err := v.sp.c.callJSON(ctx, get(v.path(), nil), &out)
+	return out, err
+}
+
+// Delete deletes the view (admin).
+func (v *View) Delete(ctx context.Context) error {
+	_, err := v.sp.c.do(ctx, send(http.MethodDelete, v.path(), nil))
+	return err
+}
+
+// BootstrapOptions open a bootstrap; every field is optional.
+type BootstrapOptions struct {
+	// PageSize is the records per page (server default when 0).
 	PageSize int `json:"pageSize,omitempty"`
-	// Strategy is "frozen" (the default: pages are materialized, so a
-	// retried page is identical) or "keyset".
+	// Strategy is Frozen (default) or Keyset.
 	Strategy string `json:"strategy,omitempty"`
-	// At snapshots the view as of this retained seq (nil: the head).
+	// At snapshots the view as of a retained seq (default: the head).
 	At *int64 `json:"at,omitempty"`
 }
 
-// OpenBootstrap opens a bootstrap of the view name.
-func (s *Space) OpenBootstrap(ctx context.Context, name string, p BootstrapParams) (BootstrapOpened, error) {
-	var op BootstrapOpened
-	_, err := s.c.callJSON(ctx, send(http.MethodPost, s.path("views", name, "bootstrap"), p), &op)
-	return op, err
+// Opened answers Open: the view's context and the first page's token.
+type Opened = views.Opened
+
+// Open opens a bootstrap (POST .../views/{view}/bootstrap).
+func (v *View) Open(ctx context.Context, o BootstrapOptions) (Opened, error) {
+	var out Opened
+	_, err := v.sp.c.callJSON(ctx, send(http.MethodPost, v.path("bootstrap"), o), &out)
+	if err != nil {
+		return Opened{}, viewError(err)
+	}
+	return out, nil
 }
 
-// BootstrapPage reads the bootstrap page token names; reading a page
-// again answers the same page.
-func (s *Space) BootstrapPage(ctx context.Context, name, token string) (BootstrapPage, error) {
-	var page BootstrapPage
-	_, err := s.c.callJSON(ctx, get(s.path("views", name, "bootstrap", token), nil), &page)
-	return page, err
+// Page fetches one bootstrap page by its token (GET
+// .../bootstrap/{token}). Retrying a token is safe. A token that no
+// longer holds is a *ResetError.
+func (v *View) Page(ctx context.Context, token string) (BootstrapPage, error) {
+	var out BootstrapPage
+	if token == "" {
+		return out, errors.New("client: empty bootstrap token")
+	}
+	_, err := v.sp.c.callJSON(ctx, get(v.path("bootstrap", token), nil), &out)
+	if err != nil {
+		return BootstrapPage{}, viewError(err)
+	}
+	return out, nil
 }
 
-// Delta reads the view's changes after cursor, at most budget source
-// commits (0: the server's default). A cursor that no longer holds is a
-// reset_required *Error whose Reason says why.
-func (s *Space) Delta(ctx context.Context, name, cursor string, budget int) (DeltaPage, error) {
+// Bootstrap opens a bootstrap and calls fn with every page in order,
+// until the complete page (whose Cursor is where the delta continues) or
+// fn's first error.
+func (v *View) Bootstrap(ctx context.Context, o BootstrapOptions, fn func(BootstrapPage) error) error {
+	op, err := v.Open(ctx, o)
+	if err != nil {
+		return err
+	}
+	token := op.Token
+	for {
+		p, err := v.Page(ctx, token)
+		if err != nil {
+			return err
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+		if p.Complete || p.NextToken == nil {
+			return nil
+		}
+		token = *p.NextToken
+	}
+}
+
+// Delta fetches the delta page after cursor, reading at most budget
+// source commits (0: the server's default). Retrying a cursor answers
+// the same commits again. A cursor that no longer holds is a
+// *ResetError.
+func (v *View) Delta(ctx context.Context, cursor string, budget int) (DeltaPage, error) {
 	q := url.Values{"cursor": {cursor}}
 	if budget > 0 {
 		q.Set("budget", strconv.Itoa(budget))
 	}
-	var page DeltaPage
-	_, err := s.c.callJSON(ctx, get(s.path("views", name, "delta"), q), &page)
-	return page, err
-}
-
-// ViewBacktestParams bound a view backtest.
-type ViewBacktestParams struct {
-	From       int64 `json:"from"`
-	To         int64 `json:"to,omitempty"`
-	Samples    int   `json:"samples,omitempty"`
-	MaxCommits int   `json:"maxCommits,omitempty"`
-	// Sizes asks for the view's size at From (nil: the server's default).
-	Sizes *bool `json:"sizes,omitempty"`
-	// Definition, if set, is a proposed view definition judged under the
-	// name without saving it.
-	Definition json.RawMessage `json:"definition,omitempty"`
-}
-
-// BacktestView judges the commits (From, To] against the saved view, or
-// a proposed definition (admin); it writes nothing, so it is retried
-// like a GET.
-func (s *Space) BacktestView(ctx context.Context, name string, p ViewBacktestParams) (ViewBacktestResult, error) {
-	cl := send(http.MethodPost, s.path("views", name, "backtest"), p)
-	cl.retry = true
-	var r ViewBacktestResult
-	_, err := s.c.callJSON(ctx, cl, &r)
-	return r, err
-}
-
-// RotateEpoch gives the space a new epoch (admin): every view cursor and
-// bootstrap token of it then answers reset_required (epoch_changed).
-func (s *Space) RotateEpoch(ctx context.Context) (SpaceInfo, error) {
-	var info SpaceInfo
-	_, err := s.c.callJSON(ctx, send(http.MethodPost, s.path("rotate-epoch"), nil), &info)
-	return info, err
-}
-
-// ViewStream is one live view stream (GET .../views/{view}/delta?watch=1):
-// delta frames as commits land. It does not resume by itself: after an
-// error, open a new stream from the last frame's Cursor. Read it from
-// one goroutine; Close may be called from any.
-type ViewStream struct {
-	s *stream
+	var out DeltaPage
+	_, err := v.sp.c.callJSON(ctx, get(v.path("delta"), q), &out)
+	if err != nil {
+		return DeltaPage{}, viewError(err)
+	}
+	return out, nil
 }
 
 // ViewStreamOptions tune a live view stream.
 type ViewStreamOptions struct {
-	// Budget is the source commits per frame (0: the server's default).
+	// Budget is the commits per page (0: the server's default).
 	Budget int
-	// IdleTimeout ends the stream with ErrIdle when nothing, not even a
-	// heartbeat, arrives for this long (default DefaultIdleTimeout;
-	// negative: never).
+	// IdleTimeout ends the stream when nothing, not even a heartbeat,
+	// arrives for this long (default DefaultIdleTimeout; negative: never).
 	IdleTimeout time.Duration
-	// HeaderTimeout bounds the wait for the answer (default
+	// HeaderTimeout bounds the wait for the stream's answer (default
 	// DefaultHeaderTimeout; negative: unbounded).
 	HeaderTimeout time.Duration
 }
 
-// WatchView opens the live stream of the view name after cursor. An
-// error answer (reset_required, not_found, ...) is returned here.
-func (s *Space) WatchView(ctx context.Context, name, cursor string, o ViewStreamOptions) (*ViewStream, error) {
+// ViewStream is a live view stream (GET .../delta?watch=1): delta pages as
+// commits land, and progress. It does not resume by itself: a client
+// applies each page and reopens from the last cursor it stored. It is not
+// safe for concurrent use, except Close.
+type ViewStream struct {
+	s   *stream
+	ctx ViewContext
+	pos string
+}
+
+// Watch opens the live view stream after cursor. The context of the
+// view (which the stream's pages do not repeat) is given by the caller,
+// from the page that issued cursor: every page Next returns carries it.
+func (v *View) Watch(ctx context.Context, vc ViewContext, cursor string, o ViewStreamOptions) (*ViewStream, error) {
 	q := url.Values{"cursor": {cursor}, "watch": {"1"}}
 	if o.Budget > 0 {
 		q.Set("budget", strconv.Itoa(o.Budget))
 	}
 	t := streamTimeouts{header: o.HeaderTimeout, idle: o.IdleTimeout}
-	for _, d := range []*time.Duration{&t.header, &t.idle} {
-		if *d < 0 {
-			*d = 0
-		}
-	}
-	if o.IdleTimeout == 0 {
-		t.idle = DefaultIdleTimeout
-	}
-	if o.HeaderTimeout == 0 {
+	if t.header == 0 {
 		t.header = DefaultHeaderTimeout
 	}
-	st, err := s.c.openStream(ctx, get(s.path("views", name, "delta"), q), t)
-	if err != nil {
-		return nil, err
+	if t.idle == 0 {
+		t.idle = DefaultIdleTimeout
 	}
-	return &ViewStream{s: st}, nil
+	t.header, t.idle = max(t.header, 0), max(t.idle, 0)
+	s, err := v.sp.c.openStream(ctx, get(v.path("delta"), q), t)
+	if err != nil {
+		return nil, viewError(err)
+	}
+	return &ViewStream{s: s, ctx: vc, pos: cursor}, nil
 }
 
-// Next returns the next frame and its line as the server sent it. A
-// heartbeat is a frame with an empty Cursor. A terminal {"error": ...}
-// frame is returned as its *Error; the end of the stream as
-// ErrStreamEnded (or ErrIdle).
-func (v *ViewStream) Next() (DeltaPage, []byte, error) {
-	line, err := v.s.line()
+// ViewEvent is one event of a live view stream: a Page (with commits), or
+// Progress (only irrelevant commits passed: Cursor moved, nothing to
+// apply), or a heartbeat (neither).
+type ViewEvent struct {
+	// Page is set for a delta page; its Context is the stream's.
+	Page *DeltaPage
+	// Cursor is the position after the event.
+	Cursor string
+}
+
+// viewFrame is one line of a live view stream.
+type viewFrame struct {
+	PreviousCursor *string          `json:"previousCursor"`
+	Cursor         *string          `json:"cursor"`
+	Commits        []ViewCommit     `json:"commits"`
+	Acks           map[string]int64 `json:"acks"`
+	Error          json.RawMessage  `json:"error"`
+}
+
+// Next returns the next event. Its error ends the stream: a
+// *ResetError (a terminal reset frame), another *Error (a terminal
+// frame), ErrIdle, ErrStreamEnded, ErrBadFrame, or the read error.
+func (vs *ViewStream) Next() (ViewEvent, error) {
+	line, err := vs.s.line()
 	if err != nil {
-		return DeltaPage{}, nil, err
+		return ViewEvent{}, err
 	}
-	var f struct {
-		DeltaPage
-		Error json.RawMessage `json:"error"`
-	}
+	var f viewFrame
 	if err := json.Unmarshal(line, &f); err != nil {
-		return DeltaPage{}, nil, badFrame(line, err.Error())
+		return ViewEvent{}, badFrame(line, "not a view stream frame")
 	}
-	if f.Error != nil {
-		return DeltaPage{}, line, problemOf(0, nil, line)
+	switch {
+	case f.Error != nil:
+		e := problemOf(0, nil, append(append([]byte(`{"error":`), f.Error...), '}'))
+		return ViewEvent{}, resetOf(e)
+	case f.PreviousCursor != nil && f.Cursor != nil:
+		p := &DeltaPage{Context: vs.ctx, PreviousCursor: *f.PreviousCursor, Cursor: *f.Cursor,
+			Commits: f.Commits, Acks: f.Acks}
+		if p.Commits == nil {
+			p.Commits = []ViewCommit{}
+		}
+		vs.pos = p.Cursor
+		return ViewEvent{Page: p, Cursor: p.Cursor}, nil
+	case f.Cursor != nil:
+		vs.pos = *f.Cursor
+		return ViewEvent{Cursor: vs.pos}, nil
 	}
-	return f.DeltaPage, line, nil
+	return ViewEvent{Cursor: vs.pos}, nil // heartbeat or a frame this client does not know
 }
 
-// Close ends the stream and releases its connection.
-func (v *ViewStream) Close() { v.s.close() }
+// Close ends the stream. It is safe from any goroutine, more than once.
+func (vs *ViewStream) Close() error {
+	vs.s.close()
+	return nil
+}
+
+// String names the stream for messages.
+func (vs *ViewStream) String() string {
+	return fmt.Sprintf("view stream %s/%s", vs.ctx.Space, vs.ctx.View)
+}
+
+// Views lists the views the token may read (GET .../views).
+func (s *Space) Views(ctx context.Context) ([]ViewDefinition, error) {
+	var out struct {
+		Views []ViewDefinition `json:"views"`
+	}
+	_, err := s.c.callJSON(ctx, get(s.path("views"), nil), &out)
+	return out.Views, err
+}
+
+// RotateEpoch rotates the space's epoch (admin): every view cursor and
+// bootstrap of the space then answers reset_required epoch_changed.
+func (s *Space) RotateEpoch(ctx context.Context) (SpaceInfo, error) {
+	var out SpaceInfo
+	_, err := s.c.callJSON(ctx, send(http.MethodPost, s.path("rotate-epoch"), nil), &out)
+	return out, err
+}

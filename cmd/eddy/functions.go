@@ -175,7 +175,7 @@ func getDefinition(ctx context.Context, sp *client.Space, collection, name strin
 	case "triggers":
 		return sp.GetTrigger(ctx, name)
 	case "views":
-		return sp.GetView(ctx, name)
+		return sp.View(name).Get(ctx)
 	}
 	return nil, fmt.Errorf("unknown collection %q", collection)
 }
@@ -190,7 +190,7 @@ func deleteDefinition(ctx context.Context, sp *client.Space, collection, name st
 	case "triggers":
 		return sp.DeleteTrigger(ctx, name)
 	case "views":
-		return sp.DeleteView(ctx, name)
+		return sp.View(name).Delete(ctx)
 	}
 	return fmt.Errorf("unknown collection %q", collection)
 }

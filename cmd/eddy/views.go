@@ -31,7 +31,7 @@ section); docs/views.md explains the protocol.`,
 }
 
 // filterText summarizes a view's filter on one line.
-func filterText(v client.View) string {
+func filterText(v client.ViewDefinition) string {
 	raw, err := json.Marshal(v.Filter)
 	if err != nil {
 		return "-"
@@ -47,7 +47,7 @@ func filterText(v client.View) string {
 }
 
 // viewTable is the table of views.
-func viewTable(vs []client.View) func(io.Writer, bool) {
+func viewTable(vs []client.ViewDefinition) func(io.Writer, bool) {
 	return func(tw io.Writer, wide bool) {
 		head := "NAME\tVERSION\tTYPES\tFIELDS\tFILTER"
 		if wide {

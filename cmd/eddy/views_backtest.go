@@ -103,7 +103,7 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 	for lo, first := f.from, true; ; first = false {
 		hi := max(min(lo+f.chunk, to), lo)
 		sizes := first
-		r, err := c.sp.BacktestView(cmd.Context(), name, client.ViewBacktestParams{From: lo, To: hi, Samples: f.samples, Definition: def, Sizes: &sizes})
+		r, err := c.sp.View(name).Backtest(cmd.Context(), client.ViewBacktestParams{From: lo, To: hi, Samples: f.samples, Definition: def, Sizes: &sizes})
 		if err != nil {
 			return err
 		}

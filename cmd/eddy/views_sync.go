@@ -35,7 +35,8 @@ func resetHint(err error) error {
 	if !ok || pe.Code != problem.ResetRequired {
 		return err
 	}
-	return fmt.Errorf("%w\nthe cursor no longer holds (%v): discard this view's local state and run 'eddy views bootstrap' again", err, pe.Details["reason"])
+	// The server's problem, as every other error prints ("reset_required: ...").
+	return fmt.Errorf("%w\nthe cursor no longer holds (%v): discard this view's local state and run 'eddy views bootstrap' again", pe, pe.Details["reason"])
 }
 
 // bootstrapFlags are the options of eddy views bootstrap.
@@ -77,17 +78,18 @@ func (a *app) bootstrapView(cmd *cobra.Command, name string, f bootstrapFlags) e
 	if err != nil {
 		return err
 	}
-	p := client.BootstrapParams{PageSize: f.pageSize, Strategy: f.strategy}
+	p := client.BootstrapOptions{PageSize: f.pageSize, Strategy: f.strategy}
 	if cmd.Flags().Changed("at") {
 		p.At = &f.at
 	}
-	open, err := c.sp.OpenBootstrap(cmd.Context(), name, p)
+	v := c.sp.View(name)
+	open, err := v.Open(cmd.Context(), p)
 	if err != nil {
-		return err
+		return resetHint(err)
 	}
 	total := 0
 	for tok, n := open.Token, 1; ; n++ {
-		page, err := c.sp.BootstrapPage(cmd.Context(), name, tok)
+		page, err := v.Page(cmd.Context(), tok)
 		if err != nil {
 			return resetHint(err)
 		}
@@ -179,7 +181,7 @@ func (a *app) deltaView(cmd *cobra.Command, name string, f deltaFlags) error {
 	}
 	cur := f.cursor
 	for n := 1; ; n++ {
-		page, err := c.sp.Delta(cmd.Context(), name, cur, f.budget)
+		page, err := c.sp.View(name).Delta(cmd.Context(), cur, f.budget)
 		if err != nil {
 			return resetHint(err)
 		}
@@ -285,33 +287,49 @@ func (w *viewWatcher) run(ctx context.Context) error {
 // stream runs one stream from w.cursor; it reports whether the server
 // answered 200 and always returns how the stream ended.
 func (w *viewWatcher) stream(ctx context.Context) (bool, error) {
-	vs, err := w.c.sp.WatchView(ctx, w.name, w.cursor, client.ViewStreamOptions{Budget: w.f.budget, IdleTimeout: -1, HeaderTimeout: watchHeaderTimeout})
+	// The stream's pages do not repeat the view's context, and the CLI
+	// does not need it: it prints the commits.
+	vs, err := w.c.sp.View(w.name).Watch(ctx, client.ViewContext{}, w.cursor,
+		client.ViewStreamOptions{Budget: w.f.budget, IdleTimeout: -1, HeaderTimeout: watchHeaderTimeout})
 	if err != nil {
 		return false, err
 	}
 	defer vs.Close()
 	for {
-		page, line, err := vs.Next()
+		ev, err := vs.Next()
 		if err != nil {
 			return true, err
 		}
-		if err := w.frame(page, line); err != nil {
+		if err := w.event(ev); err != nil {
 			return true, err
 		}
 	}
 }
 
-// frame prints one frame and moves the cursor.
-func (w *viewWatcher) frame(page client.DeltaPage, line []byte) error {
-	if w.f.asJSON {
-		if _, err := fmt.Fprintf(w.a.stdout, "%s\n", line); err != nil {
+// event prints one page (--json: as JSON, one line each; progress as
+// {"cursor": ...}) and moves the cursor.
+func (w *viewWatcher) event(ev client.ViewEvent) error {
+	switch {
+	case w.f.asJSON && ev.Page != nil:
+		p := *ev.Page
+		p.Context = client.ViewContext{}
+		if err := w.a.printLine(struct {
+			PreviousCursor string              `json:"previousCursor"`
+			Cursor         string              `json:"cursor"`
+			Commits        []client.ViewCommit `json:"commits"`
+			Acks           map[string]int64    `json:"acks,omitempty"`
+		}{p.PreviousCursor, p.Cursor, p.Commits, p.Acks}); err != nil {
 			return err
 		}
-	} else {
-		w.a.printChanges(page.Commits)
+	case w.f.asJSON && ev.Cursor != w.cursor:
+		if err := w.a.printLine(map[string]string{"cursor": ev.Cursor}); err != nil {
+			return err
+		}
+	case ev.Page != nil:
+		w.a.printChanges(ev.Page.Commits)
 	}
-	if page.Cursor != "" {
-		w.cursor = page.Cursor
+	if ev.Cursor != "" {
+		w.cursor = ev.Cursor
 	}
 	return nil
 }
