@@ -60,6 +60,9 @@ commands talk to a running server over HTTP.`,
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
 	root.SetVersionTemplate("eddy {{.Version}}\n")
+	// Commands read a.space: resolve it once the flags are parsed (the
+	// flag, EDDY_SPACE, the context's, or the default).
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.space = a.spaceName() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 
 	pf := root.PersistentFlags()
@@ -75,9 +78,12 @@ commands talk to a running server over HTTP.`,
 		a.putCommand(), a.patchCommand(), a.deleteCommand(), a.getCommand(), a.listCommand(),
 		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
 		a.causesCommand(), a.stancesCommand(), a.fenceCommand(),
-		a.typesCommand(), a.applyCommand(), a.diffCommand(), a.exportCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(),
-		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(), a.versionCommand(), a.configCommand(),
+		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(),
+		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(),
 	)
+	// Config in git, contexts and the version (kept apart from the list
+	// above so commands added there merge cleanly).
+	root.AddCommand(a.diffCommand(), a.exportCommand(), a.configCommand(), a.versionCommand())
 	a.addCompletions(root)
 	return root
 }

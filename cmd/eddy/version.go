@@ -8,8 +8,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// init fills in version when the build did not stamp it, so every user
+// of version (eddy version, the server's discovery answer) agrees.
+func init() { version = buildVersion() }
+
 // buildVersion is the version of this binary: the one stamped with
-// -ldflags "-X main.version=..." (make release uses git describe), else
+// -ldflags "-X main.version=..." (make build uses git describe), else
 // the module version Go recorded (go install ...@v1.2.3), else the VCS
 // revision of a source build, else "dev".
 func buildVersion() string {
