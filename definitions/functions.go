@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/eddy-run/eddy/functions"
@@ -35,13 +36,13 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 
 // ParseFunction validates raw as the definition of the function name,
 // as PutFunction stores it: parsed, with a secret {"fromEnv": NAME} read
-// from the server's environment. It stores nothing.
+// from this process's environment. It stores nothing.
 func (s *Service) ParseFunction(name string, raw []byte) (*functions.Function, error) {
 	f, err := functions.ParseFunction(name, raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.ResolveSecret(s.getenv); err != nil {
+	if err := f.ResolveSecret(os.Getenv); err != nil {
 		return nil, err
 	}
 	return f, nil

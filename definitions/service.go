@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -25,7 +24,6 @@ type Service struct {
 	// handlers are the process's Go handlers (dry runs, "registered").
 	handlers *functions.Registry
 	hooks    TriggerHooks
-	getenv   func(string) string
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -44,9 +42,6 @@ type Options struct {
 	// Hooks, if set, hear about every saved and deleted trigger (the
 	// trigger engine keeps each trigger's cursor and deliveries).
 	Hooks TriggerHooks
-	// Getenv reads the environment variables webhook secrets name
-	// ({"fromEnv": NAME}) when a function is saved; default os.Getenv.
-	Getenv func(string) string
 }
 
 // TriggerHooks is told about trigger definitions as they are stored and
@@ -66,10 +61,7 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Handlers == nil {
 		opts.Handlers = &functions.Registry{}
 	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks, getenv: opts.Getenv}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks}
 }
 
 // checkSpace returns not_found unless the space exists.

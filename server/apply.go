@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
@@ -17,6 +18,10 @@ import (
 	"github.com/eddy-run/eddy/triggers"
 	"github.com/eddy-run/eddy/views"
 )
+
+// applyMu serializes applies, so each plans over what the previous one
+// wrote (applies are rare: one lock for the process is enough).
+var applyMu sync.Mutex
 
 // Apply actions.
 const (
@@ -248,8 +253,8 @@ func (s *Server) applyDefinitions(w http.ResponseWriter, r *http.Request) error 
 	if _, err := s.log.Space(r.Context(), space); err != nil {
 		return err
 	}
-	s.applyMu.Lock()
-	defer s.applyMu.Unlock()
+	applyMu.Lock()
+	defer applyMu.Unlock()
 	steps, err := s.planApply(r.Context(), space, &body)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package server
 import (
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/eddy-run/eddy/auth"
@@ -69,9 +68,6 @@ type Server struct {
 	causeKeys *causality.Keyring
 	mux       *http.ServeMux
 	handler   http.Handler
-	// applyMu serializes POST .../apply, so each plans over what the
-	// previous one wrote.
-	applyMu sync.Mutex
 }
 
 // New returns a Server for cfg.
