@@ -74,6 +74,8 @@ type defKind struct {
 	list func(ctx context.Context, space string) (map[string][]byte, error)
 	put  func(ctx context.Context, space, name string, raw []byte) ([]string, error)
 	del  func(ctx context.Context, space, name string) error
+	// warn, if set, says what a change loses that its shown forms hide.
+	warn func(name string, canon, stored []byte) []string
 }
 
 // defKinds are the kinds in apply order; deletions run in reverse.
@@ -140,8 +142,20 @@ func (s *Server) functionKind() defKind {
 			_, _, err := s.defs.PutFunction(ctx, space, name, raw)
 			return nil, err
 		},
-		del: s.defs.DeleteFunction,
+		del:  s.defs.DeleteFunction,
+		warn: secretRemoved,
 	}
+}
+
+// secretRemoved warns when a change drops a secret set by value: the
+// shown forms never carry one, so the diff cannot show it.
+func secretRemoved(name string, canon, stored []byte) []string {
+	old, err1 := functions.ParseFunction(name, stored)
+	f, err2 := functions.ParseFunction(name, canon)
+	if err1 != nil || err2 != nil || old.Secret == "" || old.SecretEnv != "" || f.Secret != "" {
+		return nil
+	}
+	return []string{`removes the webhook secret set by value (never shown or exported): declare it as secret: {"fromEnv": NAME} to keep one`}
 }
 
 func (s *Server) triggerKind() defKind {
@@ -338,6 +352,9 @@ func planOne(k defKind, name string, raw, stored []byte) (applyStep, []byte, err
 		if st.result.Before, err = k.shown(name, stored); err != nil {
 			return applyStep{}, nil, fmt.Errorf("read stored %s %s: %w", k.kind, name, err)
 		}
+		if k.warn != nil {
+			st.result.Warnings = k.warn(name, canon, stored)
+		}
 	}
 	return st, canon, nil
 }
@@ -373,7 +390,9 @@ func (s *Server) runApply(ctx context.Context, space string, steps []applyStep) 
 		case applyDeleted:
 			err = st.k.del(ctx, space, st.result.Name)
 		default:
-			st.result.Warnings, err = st.k.put(ctx, space, st.result.Name, st.raw)
+			var ws []string
+			ws, err = st.k.put(ctx, space, st.result.Name, st.raw)
+			st.result.Warnings = append(st.result.Warnings, ws...)
 		}
 		if err != nil {
 			undoErr := s.undoApply(context.WithoutCancel(ctx), space, done)

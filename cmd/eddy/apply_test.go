@@ -145,13 +145,20 @@ func TestExportRoundTrips(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	// The example's webhook secrets are set by value, which export never
-	// shows (so applying the export back would remove them): drop them.
-	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "todo", "eddy.yaml"))
+	// shows: applying the export back would remove them, and says so.
+	example := filepath.Join("..", "..", "examples", "todo", "eddy.yaml")
+	s.run(t, "apply", "-f", example).ok(t)
+	r := s.runWith(t, cliOptions{stdin: s.run(t, "export").ok(t).stdout}, "diff", "-f", "-").ok(t)
+	if !strings.Contains(r.stdout, "function notify-hook changed\n") ||
+		!strings.Contains(r.stderr, "warning: function notify-hook: removes the webhook secret set by value") {
+		t.Fatalf("diff of an export that drops secrets:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(example)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kept []string
-	for _, l := range strings.Split(string(example), "\n") {
+	for _, l := range strings.Split(string(data), "\n") {
 		if !strings.Contains(l, "secret: whsec_") {
 			kept = append(kept, l)
 		}
@@ -170,11 +177,11 @@ func TestExportRoundTrips(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "exported.yaml")
 	s.run(t, "export", "-f", file).ok(t)
-	data, err := os.ReadFile(file)
+	data, err = os.ReadFile(file)
 	if err != nil || string(data) != first {
 		t.Fatalf("export -f wrote %q (%v)", data, err)
 	}
-	r := s.run(t, "apply", "-f", file).ok(t)
+	r = s.run(t, "apply", "-f", file).ok(t)
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		if !strings.HasSuffix(l, " unchanged") {
 			t.Fatalf("applying the export changed something:\n%s", r.stdout)
