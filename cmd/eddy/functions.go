@@ -135,9 +135,22 @@ func (a *app) definitionGetCommand(collection, kind string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.show(view{value: def, kind: kind, names: []string{args[0]}}, false)
+			return a.show(view{value: def, kind: kind, names: []string{args[0]}, table: listRow(def), wideOnly: true}, false)
 		}),
 	}
+}
+
+// listRow is the row of one definition in its list's table (-o wide).
+func listRow(def any) func(io.Writer, bool) {
+	switch d := def.(type) {
+	case client.Function:
+		return functionTable([]client.Function{d})
+	case client.TriggerInfo:
+		return triggerTable([]client.Trigger{d.Trigger})
+	case client.ViewDefinition:
+		return viewTable([]client.ViewDefinition{d})
+	}
+	return nil
 }
 
 // definitionDeleteCommand is `eddy functions|triggers delete NAME`.

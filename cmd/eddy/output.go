@@ -56,6 +56,9 @@ type view struct {
 	// table writes the default (or, wide set, the wide) table; nil shows
 	// the value as indented JSON by default.
 	table func(tw io.Writer, wide bool)
+	// wideOnly keeps JSON the default and shows the table for -o wide
+	// only (one resource: its row of the list's table).
+	wideOnly bool
 }
 
 // show prints v in the format -o asked for; asJSON (a command's legacy
@@ -70,7 +73,7 @@ func (a *app) show(v view, asJSON bool) error {
 	}
 	switch f.kind {
 	case outDefault, outWide:
-		if v.table == nil {
+		if v.table == nil || (v.wideOnly && f.kind == outDefault) {
 			return a.printValue(v.value)
 		}
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
