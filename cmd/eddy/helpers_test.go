@@ -82,7 +82,7 @@ func (s *testServer) runWith(t *testing.T, o cliOptions, args ...string) result 
 	var stdout, stderr bytes.Buffer
 	a := &app{
 		stdout: &stdout, stderr: &stderr, stdin: strings.NewReader(o.stdin),
-		getenv: func(k string) string { return o.env[k] },
+		getenv: hermeticEnv(o.env),
 	}
 	full := append([]string{"--server", s.url, "--data", s.dir}, args...)
 	code := a.run(context.Background(), full)
@@ -144,4 +144,16 @@ func tableRows(out string) []string {
 		return nil
 	}
 	return lines[1:]
+}
+
+// hermeticEnv is an environment of env alone, with EDDY_CONFIG pointing
+// at a file that does not exist unless env names one: no test reads the
+// user's own contexts.
+func hermeticEnv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != "EDDY_CONFIG" {
+			return v
+		}
+		return filepath.Join(os.TempDir(), "eddy-test-no-config", "config.yaml")
+	}
 }

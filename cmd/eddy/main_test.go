@@ -192,7 +192,7 @@ func TestChangesForward(t *testing.T) {
 
 	out := s.run(t, "changes", "--from", "1", "--limit", "2", "--all", "--json").ok(t).stdout
 	var got []int64
-	for _, p := range decodeAll[changesPage](t, out) {
+	for _, p := range decodeAll[historyPage](t, out) {
 		got = append(got, seqs(p.Changes)...)
 	}
 	if fmt.Sprint(got) != "[2 3 4]" {
