@@ -70,22 +70,18 @@ first, unless --no-push. With --once the command stops at the head.`,
 func (a *app) sync(ctx context.Context, names []string, f syncFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tok, err := a.resolveToken()
+	cn, err := a.connect()
 	if err != nil {
 		return err
 	}
-	c, err := api.New(a.server, api.Options{Token: tok})
-	if err != nil {
-		return err
-	}
-	defer c.CloseIdleConnections()
+	defer cn.CloseIdleConnections()
 	st, err := viewclient.OpenSQLite(ctx, f.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	mv := viewclient.New(st)
-	sp := c.Space(a.space)
+	sp := cn.sp
 	if !f.noPush {
 		if err := a.pushPending(ctx, mv, sp); err != nil {
 			return err
@@ -194,9 +190,9 @@ func resetAction(ev viewclient.SyncEvent) string {
 
 // done prints a view's state after its sync.
 func (r *syncReporter) done(ctx context.Context, mv *viewclient.MultiViewClient, name string) {
-	recs, err := mv.Records(ctx, r.a.space, "")
+	recs, err := mv.Records(ctx, r.a.spaceName(), "")
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(r.a.stderr, "view %s: at the head; the replica holds %d record(s) of space %s\n", name, len(recs), r.a.space)
+	fmt.Fprintf(r.a.stderr, "view %s: at the head; the replica holds %d record(s) of space %s\n", name, len(recs), r.a.spaceName())
 }
