@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/internal/datadir"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -68,6 +69,15 @@ type Config struct {
 	// ViewSessionTTL is the retry window of frozen view bootstrap
 	// sessions (default views.DefaultSessionTTL, 10m).
 	ViewSessionTTL time.Duration
+	// ClientRetention is how long a push client idle since its last
+	// ordinal is kept (default changelog.DefaultClientRetention).
+	ClientRetention time.Duration
+	// JournalSafeWindow holds journal commits back until they are this
+	// old (default journal.DefaultSafeWindow, 2s); JournalRetention is
+	// how long a journal session's cursors are accepted (default
+	// journal.DefaultRetention, 30 days).
+	JournalSafeWindow time.Duration
+	JournalRetention  time.Duration
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -106,6 +116,7 @@ type Eddy struct {
 	hub     *watch.Hub
 	defs    *definitions.Service
 	views   *views.Service
+	journal *journal.Service
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
@@ -145,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	}
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
-	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup})
+	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
 	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
@@ -157,7 +168,9 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
 	e.tel.WatchViews(e.views.OpenSessions)
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
+	e.journal = journal.New(e.log, journal.Options{SafeWindow: cfg.JournalSafeWindow, Retention: cfg.JournalRetention, Logger: logger, Observe: e.tel.ObserveJournal})
+	e.tel.WatchJournal()
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)
@@ -266,6 +279,10 @@ func (e *Eddy) notifyEngine(space string, head int64) {
 		e.eng.Notify(space, head)
 	}
 }
+
+// Journal returns the per-user journal service: pass it to
+// server.Config.Journal.
+func (e *Eddy) Journal() *journal.Service { return e.journal }
 
 // Engine returns the trigger engine: pass it to server.Config.Engine.
 func (e *Eddy) Engine() *engine.Engine { return e.eng }

@@ -136,6 +136,8 @@ func TestCreateValidates(t *testing.T) {
 		{"trigger actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "trigger:x"}, "actor"},
 		{"control actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "a\nb"}, "actor"},
 		{"long user", CreateParams{Space: "a", Role: RoleWriter, User: strings.Repeat("u", 129)}, "user"},
+		{"application without user", CreateParams{Space: "a", Role: RoleReader, Application: "mail"}, "user"},
+		{"admin for a user", CreateParams{Space: "a", Role: RoleAdmin, User: "u1"}, "user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,11 +199,11 @@ func TestPrincipal(t *testing.T) {
 		{"admin has every scope", admin.Has(ScopeLogRead), true},
 		{"writer lacks scope", writer.Has(ScopeLogRead), false},
 		{"reader has granted scope", reader.Has(ScopeLogRead), true},
-		{"allow-list row", writer.CanReadRow(&store.Row{Type: "task"}), true},
-		{"allow-list other row", writer.CanReadRow(&store.Row{Type: "user"}), false},
-		{"allow-list record", writer.CanReadRecord(&store.Record{Type: "task"}), true},
-		{"allow-list other record", writer.CanReadRecord(&store.Record{Type: "note"}), false},
-		{"no allow-list", reader.CanReadRow(&store.Row{Type: "anything"}), true},
+		{"allow-list row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "task"}) == RowReadable, true},
+		{"allow-list other row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "user"}) == RowHidden, true},
+		{"allow-list record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "task"}), true},
+		{"allow-list other record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "note"}), false},
+		{"no allow-list", NewReader(reader, nil).JudgeRow(&store.Row{Type: "anything"}) == RowReadable, true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -40,6 +40,9 @@ func New(st store.Store, opts Options) *Log {
 	if opts.IdempotencyWindow <= 0 {
 		opts.IdempotencyWindow = 24 * time.Hour
 	}
+	if opts.ClientRetention <= 0 {
+		opts.ClientRetention = DefaultClientRetention
+	}
 	if opts.MaxScan <= 0 {
 		opts.MaxScan = 10000
 	}

@@ -44,6 +44,11 @@ func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) 
 	if err := validateEngine(req.Engine); err != nil {
 		return WriteResult{}, err
 	}
+	if req.Push != nil {
+		if err := checkPush(&req); err != nil {
+			return WriteResult{}, err
+		}
+	}
 	p := &pending{ctx: ctx, req: req, done: make(chan struct{}), lead: make(chan struct{})}
 	l.submit(l.committerFor(req.Space), p)
 	return p.res, p.err
@@ -263,6 +268,9 @@ func beginParams(space string, group []*pending, since time.Time) store.WriteBeg
 			if m.MutationID != "" {
 				p.MutationIDs = append(p.MutationIDs, m.MutationID)
 			}
+		}
+		if pd.req.Push != nil && !slices.Contains(p.Clients, pd.req.Push.ClientID) {
+			p.Clients = append(p.Clients, pd.req.Push.ClientID)
 		}
 	}
 	return p

@@ -365,6 +365,8 @@ type Store interface {
 	TriggerStore
 	CausalStore
 	ViewStore
+	ClientStore
+	JournalStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
@@ -378,6 +380,10 @@ type WriteBeginParams struct {
 	// appends, so CommitLanded can tell afterwards whether a transaction
 	// whose Commit failed in fact committed.
 	WriteID int64
+	// Clients are the push clients to load under the space lock
+	// (WriteTx.Clients). A transaction that loads clients is never
+	// optimistic: WriteBegin ignores Expect when Clients is set.
+	Clients []string
 	// Expect, if set, predicts what the opening reads would return, so a
 	// driver with network round trips may skip them: it answers Space,
 	// Entities and Receipts from the prediction and verifies it under the
@@ -424,6 +430,7 @@ type WriteTx interface {
 	Rollback(ctx context.Context) error
 
 	TriggerTx
+	ClientTx
 }
 
 // BatchAppender is implemented by write transactions that append several

@@ -84,6 +84,7 @@ type writeTx struct {
 	space    store.Space
 	entities map[store.EntityKey]store.Record
 	receipts map[string]store.StoredReceipt
+	clients  map[string]store.PushClient
 
 	next    int64 // seq the next Append must carry
 	writeID int64 // stored with every commit; 0 stores NULL
@@ -121,6 +122,9 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 	}
 	if t.receipts, err = t.loadReceipts(ctx, p.MutationIDs, p.ReceiptsSince); err != nil {
 		return fmt.Errorf("load receipts: %w", err)
+	}
+	if t.clients, err = t.loadClients(ctx, p.Space, p.Clients); err != nil {
+		return fmt.Errorf("load clients: %w", err)
 	}
 	return nil
 }
