@@ -258,17 +258,6 @@ func stallMany(t *testing.T, e *env, n int, query string, measure bool) stallRes
 	return res
 }
 
-// TestManyStalledStreams is the bounded form of the soak test (make
-// soak): streams whose clients never read are all disconnected after the
-// write timeout, freeing their slots.
-func TestManyStalledStreams(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, drivers[0].open(t), Options{WriteTimeout: 500 * time.Millisecond})
-	e.writeBig(500, 200)
-	stallMany(t, e, 10, "from=0", false) // behind: they catch up from the store
-	stallMany(t, e, 10, "", false)       // at the head: fed by the fan-out
-}
-
 // TestStalledServeFunc: a ServeFunc stream (a live view stream) whose
 // client stops reading ends the same way, with the terminal
 // slow_consumer frame for a client that reads again.
