@@ -55,10 +55,6 @@ test: vet fmt-check pg-check ## vet, gofmt check and every test with -race, SQLi
 .PHONY: test-race
 test-race: test ## the same as test (test already runs with -race)
 
-.PHONY: soak
-soak: pg-check ## long scenarios of issue 9 (SOAK_STREAMS non-reading watch streams, default 2000), -tags soak
-	EDDY_SOAK_STREAMS=$(SOAK_STREAMS) $(GO) test -tags soak -race=false -count=1 -timeout 30m -run '^TestSoak' -v ./watch
-
 .PHONY: test-short
 test-short: ## quick tests: -short, no race detector
 	$(GO) test -short -count=1 $(PKGS)
@@ -81,8 +77,8 @@ pg-check: ## fail unless PostgreSQL answers at EDDY_TEST_DATABASE_URL
 	fi
 
 .PHONY: soak
-soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s)
-	EDDY_SOAK=$(SOAKTIME) $(GO) test -race -count=1 -run '^TestSoak' -v $(PKGS)
+soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s); SOAK_STREAMS non-reading watch streams (default 2000)
+	EDDY_SOAK=$(SOAKTIME) EDDY_SOAK_STREAMS=$(SOAK_STREAMS) $(GO) test -race -count=1 -timeout 60m -run '^TestSoak' -v $(PKGS)
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt check, go vet, and golangci-lint if installed

@@ -171,3 +171,13 @@ func (c *limitedConn) Close() error {
 	})
 	return err
 }
+
+// CloseWrite half-closes the connection when it can: net/http does so
+// before closing a connection whose request body it did not read, so the
+// client reads the answer rather than a reset.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}

@@ -258,13 +258,46 @@ func stallMany(t *testing.T, e *env, n int, query string, measure bool) stallRes
 	return res
 }
 
-// TestManyStalledStreams is the bounded form of the soak test (make
-// soak): streams whose clients never read are all disconnected after the
-// write timeout, freeing their slots.
-func TestManyStalledStreams(t *testing.T) {
+// TestStalledServeFunc: a ServeFunc stream (a live view stream) whose
+// client stops reading ends the same way, with the terminal
+// slow_consumer frame for a client that reads again.
+func TestStalledServeFunc(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, drivers[0].open(t), Options{WriteTimeout: 500 * time.Millisecond})
-	e.writeBig(500, 200)
-	stallMany(t, e, 10, "from=0", false) // behind: they catch up from the store
-	stallMany(t, e, 10, "", false)       // at the head: fed by the fan-out
+	e := newEnv(t, drivers[0].open(t), Options{WriteTimeout: 300 * time.Millisecond})
+	line := []byte(`{"n":"` + strings.Repeat("x", 1000) + `"}` + "\n")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = e.hub.ServeFunc(w, r, func(ctx context.Context, s *Stream) error {
+			for {
+				if err := s.Write(line); err != nil {
+					return err
+				}
+			}
+		})
+	}))
+	srv.Listener = smallSendListener{srv.Listener}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e.srv = srv
+	c := e.open("", stallConn)
+	deadline := time.Now().Add(20 * time.Second)
+	for e.hub.stalls.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream did not stall")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for {
+		b, err := c.br.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("stream ended without the terminal frame: %v", err)
+		}
+		if strings.HasPrefix(string(b), `{"n":`) {
+			continue
+		}
+		if !strings.Contains(string(b), `"slow_consumer"`) {
+			t.Fatalf("terminal line %q, want slow_consumer", b)
+		}
+		break
+	}
+	waitWatchers(t, e.hub, 0)
 }
