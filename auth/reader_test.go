@@ -147,6 +147,8 @@ func TestReaderCommits(t *testing.T) {
 		{"merge within the allow-list", onlyA, commit("a", "merge", store.Change{After: a1}, store.Change{Before: a1}), true},
 		{"engine row outside the allow-list", onlyA, commit("eddy.trigger", "fire"), false},
 		{"engine row without allow-list", ann, commit("eddy.trigger", "fire"), true},
+		{"park commit under rules", ann, commit("eddy.delivery", "park"), false},
+		{"park commit without rules", onlyA, commit("a", "park"), true},
 	}
 	for _, tt := range tests {
 		if got := tt.r.CanReadCommit(tt.c); got != tt.want {
@@ -171,6 +173,9 @@ func TestReaderJudgeRow(t *testing.T) {
 		{"merge under an allow-list", NewReader(&Principal{Types: []string{"a"}}, nil), store.Row{Type: "a", Op: "merge"}, RowNeedsCommit},
 		{"split under rules", NewReader(&Principal{}, pol), store.Row{Type: "a", Op: "split"}, RowNeedsCommit},
 		{"merge, nothing limits", NewReader(&Principal{}, nil), store.Row{Type: "a", Op: "merge"}, RowReadable},
+		{"park row under rules", NewReader(&Principal{}, pol), store.Row{Type: "eddy.delivery", Op: "park"}, RowHidden},
+		{"park row, no rules", NewReader(&Principal{}, nil), store.Row{Type: "eddy.delivery", Op: "park"}, RowReadable},
+		{"park row, admin", NewReader(&Principal{Role: RoleAdmin}, pol), store.Row{Type: "eddy.delivery", Op: "park"}, RowReadable},
 	}
 	for _, tt := range tests {
 		if got := tt.r.JudgeRow(&tt.row); got != tt.want {
