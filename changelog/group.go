@@ -21,6 +21,10 @@ type groupState struct {
 	receipts map[string]store.StoredReceipt
 	commits  []pendingCommit
 	puts     []store.StoredReceipt
+	// clients are the push clients as the group's pushes left them;
+	// clientPuts names the ones to write.
+	clients    map[string]store.PushClient
+	clientPuts map[string]bool
 }
 
 type pendingCommit struct {
@@ -39,12 +43,14 @@ type mark struct {
 
 func newGroupState(tx store.WriteTx, schemas map[string]*TypeDef, now time.Time) *groupState {
 	return &groupState{
-		tx:       tx,
-		schemas:  schemas,
-		now:      now,
-		head:     tx.Space().Head,
-		records:  maps.Clone(tx.Entities()),
-		receipts: maps.Clone(tx.Receipts()),
+		tx:         tx,
+		schemas:    schemas,
+		now:        now,
+		head:       tx.Space().Head,
+		records:    maps.Clone(tx.Entities()),
+		receipts:   maps.Clone(tx.Receipts()),
+		clients:    maps.Clone(tx.Clients()),
+		clientPuts: map[string]bool{},
 	}
 }
 
@@ -53,6 +59,9 @@ func (g *groupState) schema(typ string) *TypeDef { return g.schemas[typ] }
 // apply runs one request's mutations in order, then appends its engine
 // rows unless an atomic request was rolled back.
 func (g *groupState) apply(req WriteRequest) WriteResult {
+	if req.Push != nil {
+		return g.applyPush(req)
+	}
 	n := len(req.Mutations)
 	res := WriteResult{Receipts: make([]store.Receipt, n), Entities: make([]*store.Record, n), Created: make([]bool, n)}
 	mk := g.mark(req)
@@ -213,5 +222,5 @@ func (g *groupState) flush(ctx context.Context) error {
 			return fmt.Errorf("store receipt %s: %w", sr.MutationID, err)
 		}
 	}
-	return nil
+	return g.flushClients(ctx)
 }

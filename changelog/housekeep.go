@@ -46,6 +46,9 @@ type HousekeepReport struct {
 	// ReceiptsExpired is how many stored receipts, older than the
 	// idempotency window, the pass deleted.
 	ReceiptsExpired int
+	// ClientsExpired is how many push clients, idle past the client
+	// retention, the pass forgot.
+	ClientsExpired int
 }
 
 // Housekeep runs one housekeeping pass: it prunes every space through the
@@ -74,6 +77,8 @@ func (l *Log) Housekeep(ctx context.Context, policy Retention) (HousekeepReport,
 	}
 	n, err := l.expireReceipts(ctx, now.Add(-l.opts.IdempotencyWindow))
 	rep.ReceiptsExpired = n
+	errs = append(errs, err)
+	rep.ClientsExpired, err = l.expireClients(ctx, now.Add(-l.opts.ClientRetention))
 	return rep, errors.Join(append(errs, err)...)
 }
 

@@ -27,6 +27,10 @@ type Options struct {
 	// IdempotencyWindow is how long receipts are kept by mutation id
 	// (default 24h).
 	IdempotencyWindow time.Duration
+	// ClientRetention is how long a push client idle since its last
+	// admitted ordinal is kept (default DefaultClientRetention); past it
+	// housekeeping forgets the client.
+	ClientRetention time.Duration
 	// MaxScan bounds the rows a filtered page scans (default 10,000).
 	MaxScan int
 	// MaxBatch bounds the requests one group commit takes (default 128).
@@ -79,6 +83,11 @@ type WriteRequest struct {
 	// a rejected atomic batch). A transaction that fails and is retried
 	// calls it again: only the call whose transaction commits counts.
 	Effects func(ctx context.Context, tx store.WriteTx, res WriteResult) error
+	// Push, if set, makes the request a client push (DESIGN.md section
+	// 8b): Mutations[i] carries ordinal Push.Ordinals[i] and the mutation
+	// id <client>:<ordinal>; the request may not be Atomic nor carry
+	// Engine rows or Effects.
+	Push *Push
 }
 
 // EngineRow is a row the engine appends itself: ops fire and park, which
@@ -102,6 +111,8 @@ type WriteResult struct {
 	Created    []bool
 	EngineSeqs []int64
 	LastSeq    int64
+	// Push answers a Push request (nil otherwise).
+	Push *PushOutcome
 }
 
 // PullPage is one page of whole commits (see Log.Pull).

@@ -27,12 +27,17 @@ type Log struct {
 
 	schemas schemaCache
 	cache   writeCache
+	// probe tunes how ambiguous commits are resolved (see resolve).
+	probing probeTuning
 }
 
 // New returns a Log over st. The zero Options are usable.
 func New(st store.Store, opts Options) *Log {
 	if opts.IdempotencyWindow <= 0 {
 		opts.IdempotencyWindow = 24 * time.Hour
+	}
+	if opts.ClientRetention <= 0 {
+		opts.ClientRetention = DefaultClientRetention
 	}
 	if opts.MaxScan <= 0 {
 		opts.MaxScan = 10000
@@ -43,7 +48,7 @@ func New(st store.Store, opts Options) *Log {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Log{st: st, opts: opts, committers: make(map[string]*committer)}
+	return &Log{st: st, opts: opts, committers: make(map[string]*committer), probing: defaultProbe}
 }
 
 // Close refuses new writes and returns once the writes already under way

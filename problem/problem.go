@@ -25,6 +25,14 @@ const (
 	RateLimited        = "rate_limited"
 	Internal           = "internal"
 	Unavailable        = "unavailable"
+	// MutationGap is a push whose ordinal skips the next one the client
+	// must send (details.expected, details.got).
+	MutationGap = "mutation_gap"
+	// CursorInvalid and CursorExpired refuse a journal cursor (DESIGN
+	// section 9): issued to another user, application or space, or
+	// damaged; or past its cursorExpiresAt.
+	CursorInvalid = "cursor_invalid"
+	CursorExpired = "cursor_expired"
 )
 
 var statuses = map[string]int{
@@ -41,6 +49,9 @@ var statuses = map[string]int{
 	RateLimited:        http.StatusTooManyRequests,
 	Internal:           http.StatusInternalServerError,
 	Unavailable:        http.StatusServiceUnavailable,
+	MutationGap:        http.StatusConflict,
+	CursorInvalid:      http.StatusConflict,
+	CursorExpired:      http.StatusConflict,
 }
 
 // Status returns the HTTP status of a code (500 for an unknown code).

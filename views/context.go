@@ -79,3 +79,14 @@ func (b binding) stale(c Context) Reason {
 	}
 	return ViewChanged
 }
+
+// Valid reports whether the context's fingerprint is the hash of its six
+// parts: a client checks it before trusting a page's identity, so a
+// forged or truncated context is refused.
+func (c Context) Valid() bool {
+	if c.Space == "" || c.View == "" || c.Epoch == "" {
+		return false
+	}
+	fp := c.binding().fingerprint
+	return c.Fingerprint == hex.EncodeToString(fp[:])
+}

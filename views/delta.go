@@ -25,7 +25,9 @@ type DeltaPage struct {
 	Cursor         string   `json:"cursor"`
 	HasMore        bool     `json:"hasMore"`
 	Commits        []Commit `json:"commits"`
-	// Acks is reserved for client push acknowledgements (DESIGN 8b).
+	// Acks maps each push client of the requesting principal whose
+	// pushes landed in the page's range to the last ordinal that did
+	// (DESIGN 8 and 8b); omitted when there is none.
 	Acks map[string]int64 `json:"acks,omitempty"`
 }
 
@@ -91,6 +93,13 @@ func (s *Service) Delta(ctx context.Context, p DeltaParams) (DeltaPage, error) {
 	}
 	page.Cursor = cd.encodeCursor(cursor{bind: vc.binding(), seq: last})
 	page.HasMore = last < sp.Head
+	ptrs := make([]*store.Commit, len(commits))
+	for i := range commits {
+		ptrs[i] = &commits[i]
+	}
+	if page.Acks, err = s.acks(ctx, p.Space, p.Reader, ptrs); err != nil {
+		return DeltaPage{}, err
+	}
 	s.observe(Event{Kind: "projected", Space: p.Space, View: p.View, Changes: n})
 	return page, nil
 }

@@ -68,6 +68,7 @@ type viewStream struct {
 	budget int
 	fd     *feed
 	st     *watch.Stream
+	ctx    context.Context // run's
 	timer  *time.Timer
 	// beat is when the timer fires next.
 	beat time.Time
@@ -81,6 +82,8 @@ type frame struct {
 	PreviousCursor string   `json:"previousCursor"`
 	Cursor         string   `json:"cursor"`
 	Commits        []Commit `json:"commits"`
+	// Acks: as in DeltaPage.
+	Acks map[string]int64 `json:"acks,omitempty"`
 }
 
 // run feeds the stream until it fails, the client leaves, the hub stops
@@ -90,7 +93,7 @@ func (vs *viewStream) run(ctx context.Context, st *watch.Stream) error {
 	defer vs.s.feeds.leave(fd, vs.d)
 	vs.s.observe(Event{Kind: "stream_open", Space: vs.vc.Space, View: vs.vc.View})
 	defer vs.s.observe(Event{Kind: "stream_close", Space: vs.vc.Space, View: vs.vc.View})
-	vs.st = st
+	vs.st, vs.ctx = st, ctx
 	vs.timer = time.NewTimer(vs.hub.Heartbeat())
 	vs.beat = time.Now().Add(vs.hub.Heartbeat())
 	defer vs.timer.Stop()
@@ -168,11 +171,13 @@ func (vs *viewStream) send(items []*fcommit) error {
 
 func (vs *viewStream) page(items []*fcommit) error {
 	var commits []Commit
+	var consumed []*store.Commit
 	changes := 0
 	for _, it := range items {
 		if it.c.Seq <= vs.pos {
 			continue
 		}
+		consumed = append(consumed, &it.c)
 		c := vs.project(it)
 		if len(c.Changes) > 0 {
 			commits = append(commits, c)
@@ -180,11 +185,18 @@ func (vs *viewStream) page(items []*fcommit) error {
 		}
 		vs.pos = it.c.Seq
 	}
-	if len(commits) == 0 {
+	acks, err := vs.s.acks(vs.ctx, vs.vc.Space, vs.reader, consumed)
+	if err != nil {
+		return err
+	}
+	if len(commits) == 0 && acks == nil {
 		vs.progressSoon()
 		return nil
 	}
-	f := frame{PreviousCursor: vs.cursor(vs.told), Cursor: vs.cursor(vs.pos), Commits: commits}
+	if commits == nil {
+		commits = []Commit{} // a page that carries only acks
+	}
+	f := frame{PreviousCursor: vs.cursor(vs.told), Cursor: vs.cursor(vs.pos), Commits: commits, Acks: acks}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("encode page: %w", err)

@@ -30,7 +30,8 @@ func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store
 		entities: make(map[store.EntityKey]store.Record, len(p.Entities)),
 		receipts: make(map[string]store.StoredReceipt, len(p.MutationIDs)),
 	}
-	if p.Expect != nil {
+	tx.w.writeID = p.WriteID
+	if p.Expect != nil && len(p.Clients) == 0 {
 		tx.predict(p)
 		tx.next = tx.space.Head + 1
 		return tx, nil
@@ -51,6 +52,10 @@ type writeTx struct {
 	space    store.Space
 	entities map[store.EntityKey]store.Record
 	receipts map[string]store.StoredReceipt
+	// clients are the push clients loaded; clientPuts the rows Commit
+	// writes.
+	clients    map[string]store.PushClient
+	clientPuts []store.PushClient
 	// known holds, for every entity WriteBegin read (or predicted) under
 	// the space lock, whether its row existed.
 	known map[store.EntityKey]rowState
@@ -103,6 +108,7 @@ func (tx *writeTx) begin(ctx context.Context, p store.WriteBeginParams) error {
 	for _, id := range p.MutationIDs {
 		b.Queue(receiptQ, p.Space, id, since).Query(tx.scanReceipts)
 	}
+	tx.queueClientLoads(b, p.Space, p.Clients)
 	if err := tx.conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrap("write begin", err)
 	}
@@ -242,6 +248,7 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 	}
 	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil)
 	tx.trig.queue(b)
+	tx.queueClientPuts(b)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrapTrigger("commit", err)

@@ -1,0 +1,125 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+var _ store.ClientStore = (*Store)(nil)
+
+const (
+	sqlClientGet    = `SELECT owner, last_ordinal, updated_at FROM clients WHERE space = ? AND id = ?`
+	sqlClientsLoad  = `SELECT id, owner, last_ordinal, updated_at FROM clients WHERE space = ?1 AND id IN (SELECT value FROM json_each(?2))`
+	sqlClientsOwned = `SELECT id FROM clients WHERE space = ?1 AND owner = ?2 AND id IN (SELECT value FROM json_each(?3))`
+	sqlClientPut    = `INSERT INTO clients (space, id, owner, last_ordinal, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (space, id) DO UPDATE SET owner = excluded.owner, last_ordinal = excluded.last_ordinal,
+updated_at = excluded.updated_at`
+	sqlClientsExpire = `DELETE FROM clients WHERE (space, id) IN (
+SELECT space, id FROM clients WHERE updated_at < ?1 ORDER BY updated_at LIMIT ?2)`
+)
+
+// ClientGet returns a push client or ErrNotFound.
+func (s *Store) ClientGet(ctx context.Context, space, id string) (store.PushClient, error) {
+	row, err := s.rqueryRow(ctx, sqlClientGet, space, id)
+	if err != nil {
+		return store.PushClient{}, wrap("get client", err)
+	}
+	c := store.PushClient{Space: space, ID: id}
+	var us int64
+	if err := row.Scan(&c.Owner, &c.LastOrdinal, &us); err != nil {
+		return store.PushClient{}, wrap("get client", err)
+	}
+	c.UpdatedAt = fromMicros(us)
+	return c, nil
+}
+
+// ClientsOwned returns which of ids are clients of space owned by owner.
+func (s *Store) ClientsOwned(ctx context.Context, space, owner string, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, wrap("owned clients", err)
+	}
+	rows, err := s.rquery(ctx, sqlClientsOwned, space, owner, string(list))
+	if err != nil {
+		return nil, wrap("owned clients", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, wrap("owned clients", err)
+		}
+		out[id] = true
+	}
+	return out, wrap("owned clients", rows.Err())
+}
+
+// ClientsExpire deletes at most limit clients last updated before
+// before.
+func (s *Store) ClientsExpire(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, nil
+	}
+	var n int64
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, sqlClientsExpire, micros(before), limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), wrap("expire clients", err)
+}
+
+// loadClients reads the named push clients under the write lock.
+func (t *writeTx) loadClients(ctx context.Context, space string, ids []string) (map[string]store.PushClient, error) {
+	out := make(map[string]store.PushClient, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.stmt(ctx, sqlClientsLoad)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, space, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := store.PushClient{Space: space}
+		var us int64
+		if err := rows.Scan(&c.ID, &c.Owner, &c.LastOrdinal, &us); err != nil {
+			return nil, err
+		}
+		c.UpdatedAt = fromMicros(us)
+		out[c.ID] = c
+	}
+	return out, rows.Err()
+}
+
+// Clients are the push clients loaded by WriteBegin.
+func (t *writeTx) Clients() map[string]store.PushClient { return t.clients }
+
+// ClientPut creates or replaces a push client's row.
+func (t *writeTx) ClientPut(ctx context.Context, c store.PushClient) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("sqlite: put client: %w", err)
+	}
+	args := []any{t.space.ID, c.ID, c.Owner, c.LastOrdinal, micros(c.UpdatedAt)}
+	return wrap("put client", t.fail(t.run(ctx, sqlClientPut, args)))
+}
