@@ -133,6 +133,7 @@ type Eddy struct {
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
+	logger  *slog.Logger
 
 	closeOnce sync.Once
 	closeErr  error
@@ -165,7 +166,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close(), lock.Release())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
+	e := &Eddy{logger: logger, dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {

@@ -21,16 +21,19 @@ type dispatcher struct {
 	sr   *spaceRun
 	name string
 
+	// mu guards the queue and the configuration; it is a leaf but for
+	// the store reads load makes without it. Lock order: spaceRun.mu,
+	// then mu.
 	mu      sync.Mutex
-	cfg     runConfig
-	queue   []*item // open deliveries ordered by (seq, id)
-	byID    map[string]*item
-	running int
+	cfg     runConfig        // guarded by mu
+	queue   []*item          // guarded by mu; open deliveries ordered by (seq, id)
+	byID    map[string]*item // guarded by mu
+	running int              // guarded by mu
 	// clock counts queue changes; resync uses it to tell what changed
 	// while it was reading the store.
-	clock    uint64
-	finished map[string]uint64
-	resyncAt uint64 // clock value of the last requested resync, 0 if none
+	clock    uint64            // guarded by mu
+	finished map[string]uint64 // guarded by mu
+	resyncAt uint64            // guarded by mu; clock value of the last requested resync, 0 if none
 
 	wakeCh chan struct{}
 	// cancel stops starting attempts; abort cancels the ones under way
@@ -53,6 +56,7 @@ type runConfig struct {
 }
 
 // item is one open delivery in the queue.
+// Every field is guarded by the dispatcher's mu.
 type item struct {
 	d       store.Delivery
 	running bool

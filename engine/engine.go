@@ -112,6 +112,7 @@ type Engine struct {
 	drains *drainer
 
 	completions *completer
+	logRate     logLimiter
 
 	// progress is closed and replaced whenever a cursor moves or a
 	// delivery ends in this process, waking fences.

@@ -52,6 +52,9 @@ func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d sto
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.SetAttributes(attribute.String("eddy.outcome", outcome))
+	if err == nil {
+		e.logOutcome(space, res)
+	}
 	e.observe(Event{Space: space, Trigger: d.Trigger, Kind: "delivery", Outcome: outcome, Duration: time.Since(a.start)})
 	return res, err
 }

@@ -144,7 +144,8 @@ func (e *Engine) skipToHead(ctx context.Context, space string, t *triggers.Trigg
 	if st.Cursor >= sp.Head {
 		return nil
 	}
-	_, err = e.st.TriggerMove(ctx, space, t.Name, sp.Head, -1, &store.SeqRange{Lo: st.Cursor + 1, Hi: sp.Head}, false)
+	_, err = e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: t.Name, Cursor: sp.Head,
+		Skip: &store.SeqRange{Lo: st.Cursor + 1, Hi: sp.Head}})
 	return err
 }
 
@@ -194,7 +195,7 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 		return Status{}, err
 	}
 	start := startSeq(t.Start, sp.Head)
-	st, err := e.st.TriggerMove(ctx, space, name, start, start, nil, true)
+	st, err := e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: name, Cursor: start, Start: &start, DiscardOpen: true})
 	if err != nil {
 		return Status{}, fmt.Errorf("reset trigger %s: %w", name, err)
 	}
@@ -237,7 +238,7 @@ func (e *Engine) Replay(ctx context.Context, space, name string, from int64) (St
 	if _, err := e.state(ctx, space, t); err != nil {
 		return Status{}, err
 	}
-	st, err := e.st.TriggerMove(ctx, space, name, from, -1, nil, false)
+	st, err := e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: name, Cursor: from})
 	if err != nil {
 		return Status{}, fmt.Errorf("replay trigger %s: %w", name, err)
 	}

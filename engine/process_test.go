@@ -100,17 +100,10 @@ func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.eng.Notify("", -1)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	a.eventually("a takes the lease back", func() bool {
 		st := must(a.eng.Status(t.Context(), space, "watch"))
-		if st.Cursor >= seq && st.Owner == "a" && st.Epoch > stolen.Epoch {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a did not take the lease back: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return st.Cursor >= seq && st.Owner == "a" && st.Epoch > stolen.Epoch
+	})
 	a.settle()
 	if ds := a.deliveries("watch"); len(ds) != 1 || ds[0].Status != store.DeliverySucceeded {
 		t.Fatalf("deliveries after the hand-back: %+v", ds)

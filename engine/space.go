@@ -19,15 +19,18 @@ type spaceRun struct {
 	e  *Engine
 	id string
 
-	// mu serializes evaluation with lease rounds: a round reads the
-	// stored states while no advance is under way.
+	// mu serializes evaluation, cron firing and operator moves with
+	// lease rounds: a round reads the stored states while no advance is
+	// under way. Lock order: Engine.mu, then mu, then dispatcher.mu.
+	// Nothing blocking on a dispatcher's drain runs under it (drains go
+	// through the engine's drainer).
 	mu    sync.Mutex
-	trigs map[string]*trig
-	index *triggers.Index
+	trigs map[string]*trig // guarded by mu
+	index *triggers.Index  // guarded by mu
 	// indexed lists the trigger definitions index was built from.
-	indexed map[string]*triggers.Trigger
+	indexed map[string]*triggers.Trigger // guarded by mu
 	// ahead is the page being read ahead, if any.
-	ahead *prefetch
+	ahead *prefetch // guarded by mu
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
@@ -37,10 +40,10 @@ type spaceRun struct {
 // trig is one owned trigger: its definition, its function and its state
 // as this process last wrote or read it.
 type trig struct {
-	def   *triggers.Trigger
-	fn    *functions.Function
-	state store.TriggerState
-	disp  *dispatcher
+	def   *triggers.Trigger   // guarded by spaceRun.mu
+	fn    *functions.Function // guarded by spaceRun.mu
+	state store.TriggerState  // guarded by spaceRun.mu
+	disp  *dispatcher         // set once
 }
 
 // lease names a held lease.

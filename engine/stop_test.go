@@ -85,6 +85,7 @@ func TestDiscardAndResetAtOnce(t *testing.T) {
 		seqs = append(seqs, e.write(put("task", fmt.Sprint("t", i), map[string]any{})))
 	}
 	e.eventually("the first attempt", func() bool { return calls.Load() == 1 })
+	e.eventually("every row judged", func() bool { return e.status("slow").Lag == 0 })
 	second := e.delivery("slow", seqs[1])
 	if _, err := e.eng.Discard(t.Context(), space, second.ID); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -200,5 +203,55 @@ func TestDiscardedDeliveryNeverSent(t *testing.T) {
 	}
 	if got := e.delivery("hook", second); got.Status != store.DeliveryDiscarded || got.Attempts != 0 {
 		t.Fatalf("discarded delivery: %+v", got)
+	}
+}
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) lines(substr string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Retrying and failed deliveries are logged with their trigger, delivery
+// id and reason, rate-limited per trigger: two retries in quick
+// succession log one line.
+func TestDeliveryOutcomesLogged(t *testing.T) {
+	t.Parallel()
+	down := newHook(t, status(500))
+	logs := &lockedBuffer{}
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	e := newEnv(t, openSQLite(t), opts)
+	e.function("down", `{"kind":"webhook","url":"`+down.srv.URL+`"}`)
+	e.trigger("down", `{"source":{"changes":{"types":["task"]}},"function":"down","delivery":{"maxAttempts":3,"backoff":{"initial":"10ms","max":"20ms"}}}`)
+	seq := e.write(put("task", "t1", map[string]any{}))
+	e.settle()
+	d := e.delivery("down", seq)
+	retrying, failed := logs.lines("engine: delivery retrying"), logs.lines("engine: delivery failed")
+	if len(retrying) != 1 || len(failed) != 1 {
+		t.Fatalf("%d retrying and %d failed lines, want 1 and 1:\n%s", len(retrying), len(failed), strings.Join(append(retrying, failed...), "\n"))
+	}
+	for _, l := range append(retrying, failed...) {
+		if !strings.Contains(l, "trigger=down") || !strings.Contains(l, "delivery="+d.ID) || !strings.Contains(l, "reason=") {
+			t.Errorf("log line %q lacks the trigger, delivery or reason", l)
+		}
 	}
 }

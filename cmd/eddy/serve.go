@@ -229,8 +229,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
 		return errors.Join(err, closeNow(srv, served))
 	}
-	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
-		CORSOrigins: o.ops.corsOrigins, WhenBudget: o.limits.whenBudget()}).Handler())
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version, cfg.CORSOrigins, cfg.WhenBudget = logger, version, o.ops.corsOrigins, o.limits.whenBudget()
+	h.set(server.New(cfg).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {
