@@ -3,6 +3,7 @@
 GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 30s
+SOAKTIME ?= 60s
 BENCH    ?= .
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
@@ -26,6 +27,25 @@ run: ## run eddy serve on embedded SQLite in ./eddy-data (prints the admin token
 .PHONY: build
 build: ## build bin/eddy
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/eddy ./cmd/eddy
+
+# The platforms make release builds.
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST ?= dist
+
+.PHONY: release
+release: ## static binaries for RELEASE_PLATFORMS in dist/ (eddy-VERSION-OS-ARCH, VERSION from git describe) with SHA256SUMS
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@for platform in $(RELEASE_PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; out=$(DIST)/eddy-$(VERSION)-$$os-$$arch; \
+		echo "== $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $$out ./cmd/eddy; \
+	done
+	cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum eddy-*; else shasum -a 256 eddy-*; fi > SHA256SUMS
+	@cat $(DIST)/SHA256SUMS
+
+.PHONY: docker
+docker: ## build the container image eddy:VERSION (Dockerfile: distroless, nonroot, /data volume)
+	docker build --build-arg VERSION=$(VERSION) -t eddy:$(VERSION) .
 
 .PHONY: test
 test: vet fmt-check pg-check ## vet, gofmt check and every test with -race, SQLite and PostgreSQL (fails without PostgreSQL)
@@ -54,6 +74,10 @@ pg-check: ## fail unless PostgreSQL answers at EDDY_TEST_DATABASE_URL
 	else \
 		echo "pg_isready not installed: the PostgreSQL tests themselves will fail if it is unreachable"; \
 	fi
+
+.PHONY: soak
+soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s)
+	EDDY_SOAK=$(SOAKTIME) $(GO) test -race -count=1 -run '^TestSoak' -v $(PKGS)
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt check, go vet, and golangci-lint if installed
@@ -89,5 +113,5 @@ bench-quick: ## the same comparison with smaller sizes (<2 min)
 
 .PHONY: clean
 clean: ## remove build output and test caches (keeps ./eddy-data)
-	rm -rf bin
+	rm -rf bin $(DIST)
 	$(GO) clean -testcache

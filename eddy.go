@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/datadir"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/sqlite"
@@ -71,6 +72,12 @@ type Config struct {
 	// ClientRetention is how long a push client idle since its last
 	// ordinal is kept (default changelog.DefaultClientRetention).
 	ClientRetention time.Duration
+	// JournalSafeWindow holds journal commits back until they are this
+	// old (default journal.DefaultSafeWindow, 2s); JournalRetention is
+	// how long a journal session's cursors are accepted (default
+	// journal.DefaultRetention, 30 days).
+	JournalSafeWindow time.Duration
+	JournalRetention  time.Duration
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
@@ -83,6 +90,7 @@ const hubStopTimeout = 5 * time.Second
 // Close releases it.
 type Eddy struct {
 	dataDir string
+	lock    *datadir.Lock // held from Open to Close
 	st      store.Store
 	log     *changelog.Log
 	hk      *changelog.Housekeeper
@@ -90,6 +98,7 @@ type Eddy struct {
 	hub     *watch.Hub
 	defs    *definitions.Service
 	views   *views.Service
+	journal *journal.Service
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
@@ -110,21 +119,22 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
-	}
-	st, driver, err := openStore(ctx, cfg)
+	lock, err := datadir.Acquire(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close())
+	st, driver, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, errors.Join(err, lock.Release())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
+	if err := st.Migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close(), lock.Release())
+	}
+	e := &Eddy{dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("telemetry: %w", err), st.Close())
+		return nil, errors.Join(fmt.Errorf("telemetry: %w", err), st.Close(), lock.Release())
 	}
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
@@ -140,7 +150,9 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchTriggers(e.eng.Gauges)
 	e.views = views.New(e.log, views.Options{SessionTTL: cfg.ViewSessionTTL, Hub: e.hub, Logger: logger, Observe: e.tel.ObserveViews})
 	e.tel.WatchViews(e.views.OpenSessions)
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng})
+	e.journal = journal.New(e.log, journal.Options{SafeWindow: cfg.JournalSafeWindow, Retention: cfg.JournalRetention, Logger: logger, Observe: e.tel.ObserveJournal})
+	e.tel.WatchJournal()
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)
@@ -238,6 +250,10 @@ func (e *Eddy) notifyEngine(space string, head int64) {
 	}
 }
 
+// Journal returns the per-user journal service: pass it to
+// server.Config.Journal.
+func (e *Eddy) Journal() *journal.Service { return e.journal }
+
 // Engine returns the trigger engine: pass it to server.Config.Engine.
 func (e *Eddy) Engine() *engine.Engine { return e.eng }
 
@@ -302,6 +318,9 @@ func (e *Eddy) Close() error {
 		}
 		if err := e.tel.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop telemetry: %w", err))
+		}
+		if err := e.lock.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", err))
 		}
 		e.closeErr = errors.Join(errs...)
 	})

@@ -28,7 +28,7 @@ func TestViewMetricsWired(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	admin := &auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin}
+	admin := auth.NewReader(&auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin}, nil)
 	if _, err := e.Log().Write(ctx, changelog.WriteRequest{Space: eddy.DefaultSpace, Provenance: store.Provenance{Actor: "owner", Via: "api"},
 		Mutations: []changelog.Mutation{{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"open":true}`)}}}); err != nil {
 		t.Fatal(err)

@@ -128,6 +128,8 @@ func TestCreateValidates(t *testing.T) {
 		{"trigger actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "trigger:x"}, "actor"},
 		{"control actor", CreateParams{Space: "a", Role: RoleWriter, Actor: "a\nb"}, "actor"},
 		{"long user", CreateParams{Space: "a", Role: RoleWriter, User: strings.Repeat("u", 129)}, "user"},
+		{"application without user", CreateParams{Space: "a", Role: RoleReader, Application: "mail"}, "user"},
+		{"admin for a user", CreateParams{Space: "a", Role: RoleAdmin, User: "u1"}, "user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,11 +191,11 @@ func TestPrincipal(t *testing.T) {
 		{"admin has every scope", admin.Has(ScopeLogRead), true},
 		{"writer lacks scope", writer.Has(ScopeLogRead), false},
 		{"reader has granted scope", reader.Has(ScopeLogRead), true},
-		{"allow-list row", writer.CanReadRow(&store.Row{Type: "task"}), true},
-		{"allow-list other row", writer.CanReadRow(&store.Row{Type: "user"}), false},
-		{"allow-list record", writer.CanReadRecord(&store.Record{Type: "task"}), true},
-		{"allow-list other record", writer.CanReadRecord(&store.Record{Type: "note"}), false},
-		{"no allow-list", reader.CanReadRow(&store.Row{Type: "anything"}), true},
+		{"allow-list row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "task"}) == RowReadable, true},
+		{"allow-list other row", NewReader(writer, nil).JudgeRow(&store.Row{Type: "user"}) == RowHidden, true},
+		{"allow-list record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "task"}), true},
+		{"allow-list other record", NewReader(writer, nil).CanReadRecord(&store.Record{Type: "note"}), false},
+		{"no allow-list", NewReader(reader, nil).JudgeRow(&store.Row{Type: "anything"}) == RowReadable, true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -263,5 +265,39 @@ func TestBootstrapAdminIgnoresNonAdmin(t *testing.T) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+}
+
+// TestBootstrapAdminStoreHoldsOne: a store that already holds an admin
+// token for every space gets no new one, and the file is not written,
+// whatever it held (missing, or another process's stale copy).
+func TestBootstrapAdminStoreHoldsOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := NewService(&tokenStore{})
+	if _, _, err := svc.Create(ctx, CreateParams{Space: AllSpaces, Role: RoleAdmin, Actor: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "admin.token")
+	stale := filepath.Join(dir, "admin.token")
+	if err := os.WriteFile(stale, []byte("eddy_stale\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{missing, stale} {
+		secret, created, err := BootstrapAdmin(ctx, svc, path)
+		if err != nil || created || secret != "" {
+			t.Fatalf("%s: BootstrapAdmin = %q, %v, %v; want nothing created", path, secret, created, err)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("missing file was written: %v", err)
+	}
+	if b, _ := os.ReadFile(stale); string(b) != "eddy_stale\n" {
+		t.Errorf("stale file rewritten: %q", b)
+	}
+	ts, _ := svc.List(ctx)
+	if len(ts) != 1 {
+		t.Errorf("%d tokens, want the one admin", len(ts))
 	}
 }

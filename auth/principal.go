@@ -1,10 +1,6 @@
 package auth
 
-import (
-	"slices"
-
-	"github.com/eddy-run/eddy/store"
-)
+import "slices"
 
 // Roles a token may have.
 const (
@@ -41,7 +37,9 @@ type Principal struct {
 	Types []string
 	// Scopes are extra grants such as ScopeLogRead.
 	Scopes []string
-	// User and Application identify a journal client.
+	// User is the user the principal acts for: access rules are judged
+	// for it ("" for a token without one). Application, with User,
+	// identifies a journal client.
 	User        string
 	Application string
 }
@@ -63,14 +61,7 @@ func (p *Principal) Has(scope string) bool {
 	return p.IsAdmin() || slices.Contains(p.Scopes, scope)
 }
 
-// CanReadRow reports whether the principal may read a wire row. It is the
-// one place deciding row readability: a principal with a types allow-list
-// reads only rows of those types.
-func (p *Principal) CanReadRow(r *store.Row) bool { return p.canReadType(r.Type) }
-
-// CanReadRecord applies the rule of CanReadRow to a record snapshot.
-func (p *Principal) CanReadRecord(r *store.Record) bool { return p.canReadType(r.Type) }
-
+// canReadType is the type allow-list: an empty list admits every type.
 func (p *Principal) canReadType(typ string) bool {
 	return len(p.Types) == 0 || slices.Contains(p.Types, typ)
 }

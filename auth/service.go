@@ -34,15 +34,27 @@ var (
 // maxLabel bounds actor, user and application names.
 const maxLabel = 128
 
-// Service creates, authenticates, lists and revokes tokens.
+// Service creates, authenticates, lists and revokes tokens, and keeps the
+// access policies of every space.
 type Service struct {
-	st  store.Store
-	now func() time.Time
+	st       store.Store
+	now      func() time.Time
+	policies *Policies
 }
 
 // NewService returns a Service over st.
 func NewService(st store.Store) *Service {
-	return &Service{st: st, now: time.Now}
+	return &Service{st: st, now: time.Now, policies: NewPolicies(st)}
+}
+
+// Policies returns the service's cache of space policies: every read path
+// of one process shares it.
+func (s *Service) Policies() *Policies { return s.policies }
+
+// Reader returns the Reader of p in space under the space's current
+// policy: what every read path asks.
+func (s *Service) Reader(ctx context.Context, p *Principal, space string) (*Reader, error) {
+	return s.policies.Reader(ctx, p, space)
 }
 
 // CreateParams describe a token to create.
@@ -164,10 +176,26 @@ func validate(p *CreateParams) error {
 	if err := validateActor(p.Actor); err != nil {
 		return err
 	}
+	return validateJournal(p)
+}
+
+// validateJournal checks the user and application of a token: an
+// application belongs to a user, and an admin (which no access rule
+// limits) acts for no user.
+func validateJournal(p *CreateParams) error {
 	if err := validateLabel("user", p.User); err != nil {
 		return err
 	}
-	return validateLabel("application", p.Application)
+	if err := validateLabel("application", p.Application); err != nil {
+		return err
+	}
+	switch {
+	case p.Application != "" && p.User == "":
+		return fieldError("user", "a token with an application needs the user it acts for")
+	case p.User != "" && p.Role == RoleAdmin:
+		return fieldError("user", "an admin token reads everything and acts for no user")
+	}
+	return nil
 }
 
 // validateActor refuses actor names eddy reserves for its own writes.

@@ -36,6 +36,12 @@ type Filter struct {
 	// Allow, if set, is a further predicate: what a principal may read,
 	// a CEL `when`. It runs after everything else.
 	Allow func(*store.Row) bool
+	// NeedsCommit, if set, picks the rows (among those Match selects)
+	// that can be judged only on their whole commit; CommitAllow then
+	// judges those commits. Set both or neither. Readers use
+	// (*Log).Keep and (*Log).Admit, which read the commits.
+	NeedsCommit func(*store.Row) bool
+	CommitAllow func(*store.Commit) bool
 }
 
 // ParseFilter reads the filter parameters of q (plural, repeated or comma

@@ -137,13 +137,15 @@ func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limi
 	if err != nil {
 		return Page{}, fmt.Errorf("read rows: %w", err)
 	}
-	if err := l.checkHorizon(ctx, space, from); err != nil {
-		return Page{}, err
-	}
 	if len(rows) == limit {
 		page.Cursor = rows[len(rows)-1].Seq
 	}
-	page.Rows = keep(rows, &f)
+	if page.Rows, err = l.Keep(ctx, space, rows, &f); err != nil {
+		return Page{}, err
+	}
+	if err := l.checkHorizon(ctx, space, from); err != nil {
+		return Page{}, err
+	}
 	return page, nil
 }
 
@@ -173,26 +175,17 @@ func (l *Log) History(ctx context.Context, space string, before int64, f Filter,
 	if err != nil {
 		return Page{}, fmt.Errorf("read history: %w", err)
 	}
-	if err := l.checkHorizon(ctx, space, lo); err != nil {
-		return Page{}, err
-	}
 	if len(rows) == limit {
 		page.Cursor = rows[len(rows)-1].Seq
 	}
 	page.Exhausted = page.Cursor <= sp.Horizon+1
-	page.Rows = keep(rows, &f)
-	return page, nil
-}
-
-// keep returns the rows f selects, consuming the others.
-func keep(rows []store.Row, f *Filter) []store.Row {
-	out := rows[:0]
-	for i := range rows {
-		if f.Match(&rows[i]) {
-			out = append(out, rows[i])
-		}
+	if page.Rows, err = l.Keep(ctx, space, rows, &f); err != nil {
+		return Page{}, err
 	}
-	return out
+	if err := l.checkHorizon(ctx, space, lo); err != nil {
+		return Page{}, err
+	}
+	return page, nil
 }
 
 // Prune deletes commits <= through and moves the horizon to through; the

@@ -27,6 +27,8 @@ type Log struct {
 
 	schemas schemaCache
 	cache   writeCache
+	// probe tunes how ambiguous commits are resolved (see resolve).
+	probing probeTuning
 }
 
 // New returns a Log over st. The zero Options are usable.
@@ -46,7 +48,7 @@ func New(st store.Store, opts Options) *Log {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Log{st: st, opts: opts, committers: make(map[string]*committer)}
+	return &Log{st: st, opts: opts, committers: make(map[string]*committer), probing: defaultProbe}
 }
 
 // Close refuses new writes and returns once the writes already under way

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/problem"
 )
 
@@ -37,7 +38,8 @@ var propertyKinds = []string{KindString, KindNumber, KindInteger, KindBoolean, K
 //	 "strict": true,
 //	 "states": {"status": {"initial": "open",
 //	   "transitions": {"open": ["done"], "done": ["open"]}}},
-//	 "conflictGroups": {"schedule": ["startAt", "dueAt"]}}
+//	 "conflictGroups": {"schedule": ["startAt", "dueAt"]},
+//	 "access": {"read": "user in entity.properties.members"}}
 //
 // A state field's known values are the keys of its transitions; a
 // terminal state is a key with an empty list. State values are strings.
@@ -48,8 +50,19 @@ type TypeDef struct {
 	Strict         bool                   `json:"strict,omitempty"`
 	States         map[string]StateDef    `json:"states,omitempty"`
 	ConflictGroups map[string][]string    `json:"conflictGroups,omitempty"`
+	// Access, if set, limits who may read entities of the type (package
+	// auth decides; see ReadRule).
+	Access *AccessDef `json:"access,omitempty"`
 
 	groupOf map[string]string // property -> conflict group name
+	read    *predicate.Access
+}
+
+// AccessDef is a type's access rule: Read is CEL over `entity` (each
+// snapshot) and `user` (the reader's user), true when that user may read
+// it.
+type AccessDef struct {
+	Read string `json:"read"`
 }
 
 // PropertyDef declares one property. An empty Kind means any.
@@ -124,8 +137,28 @@ func (d *TypeDef) compile() error {
 	if err := d.checkStates(); err != nil {
 		return err
 	}
+	if err := d.compileAccess(); err != nil {
+		return err
+	}
 	return d.compileGroups()
 }
+
+// compileAccess compiles the access rule, if any.
+func (d *TypeDef) compileAccess() error {
+	if d.Access == nil {
+		return nil
+	}
+	rule, err := predicate.CompileAccess("access.read", d.Access.Read)
+	if err != nil {
+		return err
+	}
+	d.read = rule
+	return nil
+}
+
+// ReadRule returns the compiled access rule, or nil when the type
+// declares none.
+func (d *TypeDef) ReadRule() *predicate.Access { return d.read }
 
 func (d *TypeDef) checkProperties() error {
 	for _, name := range sortedKeys(d.Properties) {

@@ -35,6 +35,20 @@ func TestParseTypeDef(t *testing.T) {
 	}
 }
 
+func TestParseTypeDefAccess(t *testing.T) {
+	t.Parallel()
+	d, err := ParseTypeDef([]byte(`{"access": {"read": "user in entity.properties.members"}}`))
+	if err != nil {
+		t.Fatalf("ParseTypeDef: %v", err)
+	}
+	if d.ReadRule() == nil || d.ReadRule().String() != "user in entity.properties.members" {
+		t.Errorf("ReadRule = %v", d.ReadRule())
+	}
+	if d, err := ParseTypeDef([]byte(`{"strict": false}`)); err != nil || d.ReadRule() != nil {
+		t.Errorf("a definition without access has rule %v (%v)", d.ReadRule(), err)
+	}
+}
+
 func TestParseTypeDefValid(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{
@@ -73,6 +87,10 @@ func TestParseTypeDefInvalid(t *testing.T) {
 		{"empty group member", `{"conflictGroups": {"g": [""]}}`, "conflictGroups.g"},
 		{"group collides", `{"properties": {"title": {"kind": "string"}}, "conflictGroups": {"title": ["a", "b"]}}`, "conflictGroups.title"},
 		{"group collides with state", `{"states": {"s": {"transitions": {"a": []}}}, "conflictGroups": {"s": ["a"]}}`, "conflictGroups.s"},
+		{"access rule does not compile", `{"access": {"read": "user in"}}`, "access.read"},
+		{"access rule not bool", `{"access": {"read": "user"}}`, "access.read"},
+		{"access rule empty", `{"access": {}}`, "access.read"},
+		{"access unknown field", `{"access": {"write": "true"}}`, "write"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/eddy-run/eddy/internal/ijson"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -30,8 +33,14 @@ var (
 // [a-z][a-z0-9-]*(\.[a-z0-9-]+)*, at most 128 characters.
 func ValidTypeName(s string) bool { return len(s) <= MaxNameLen && typeNameRE.MatchString(s) }
 
-// ValidID reports whether s is a valid entity id: [A-Za-z0-9._:-]{1,128}.
-func ValidID(s string) bool { return idRE.MatchString(s) }
+// ValidID reports whether s is a valid entity id: [A-Za-z0-9._:-]{1,128},
+// except "." and "..", which a URL path cannot carry as a segment.
+func ValidID(s string) bool { return s != "." && s != ".." && idRE.MatchString(s) }
+
+// EngineType reports whether typ is in the engine's namespace "eddy."
+// (eddy.trigger, eddy.delivery and any later one): rows of these types
+// are written by the engine alone, never by a client or a function.
+func EngineType(typ string) bool { return strings.HasPrefix(typ, "eddy.") }
 
 // clientOps are the ops a client may send, with the optional fields each
 // takes beyond mutationId, op, type and entityId.
@@ -85,6 +94,9 @@ func validateHeader(m *Mutation) error {
 	if !ValidTypeName(m.Type) {
 		return fieldError("type", "invalid type name %q", m.Type)
 	}
+	if EngineType(m.Type) {
+		return fieldError("type", "%q is the engine's own type and cannot be written", m.Type)
+	}
 	if !ValidID(m.EntityID) {
 		return fieldError("entityId", "invalid entity id %q", m.EntityID)
 	}
@@ -127,6 +139,9 @@ func hasJSON(raw json.RawMessage) bool {
 func validateObject(field string, raw json.RawMessage) error {
 	if !hasJSON(raw) {
 		return fieldError(field, "required (a JSON object)")
+	}
+	if err := ijson.Check(raw); err != nil {
+		return ijsonProblem(field, err).With("field", field)
 	}
 	if _, err := decodeObject(raw); err != nil {
 		return fieldError(field, "%v", err)
@@ -174,6 +189,9 @@ func validateSplit(m *Mutation) error {
 	if m.Into.Type != "" && !ValidTypeName(m.Into.Type) {
 		return fieldError("into.type", "invalid type name %q", m.Into.Type)
 	}
+	if EngineType(m.Into.Type) {
+		return fieldError("into.type", "%q is the engine's own type and cannot be written", m.Into.Type)
+	}
 	if !ValidID(m.Into.ID) {
 		return fieldError("into.id", "invalid entity id %q", m.Into.ID)
 	}
@@ -219,22 +237,36 @@ type mutationsBody struct {
 // every mutation must pass ValidateMutation (the error's details carry its
 // index).
 func DecodeMutations(r io.Reader) (mutations []Mutation, atomic bool, err error) {
-	dec := json.NewDecoder(r)
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, false, fmt.Errorf("read mutations body: %w", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, false, problem.New(problem.BadRequest, "empty body: want {\"mutations\": [...]}")
+	}
+	if err := ijson.Check(raw); err != nil {
+		return nil, false, ijsonProblem("mutations body", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var body mutationsBody
 	if err := dec.Decode(&body); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, false, problem.New(problem.BadRequest, "empty body: want {\"mutations\": [...]}")
-		}
 		return nil, false, jsonProblem("mutations body", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, false, problem.New(problem.BadRequest, "mutations body: trailing data after JSON object")
 	}
 	if err := checkBatch(body.Mutations); err != nil {
 		return nil, false, err
 	}
 	return body.Mutations, body.Atomic, nil
+}
+
+// ijsonProblem renders a refusal of the strict JSON gate as bad_request
+// with details.offset.
+func ijsonProblem(what string, err error) *problem.Error {
+	var e *ijson.Error
+	if !errors.As(err, &e) {
+		return problem.New(problem.BadRequest, "%s: %v", what, err)
+	}
+	return problem.New(problem.BadRequest, "%s: %s", what, e.Error()).With("offset", e.Offset)
 }
 
 func checkBatch(ms []Mutation) error {

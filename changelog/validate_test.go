@@ -35,7 +35,7 @@ func TestMutationNames(t *testing.T) {
 	}
 	ids := map[string]bool{
 		"t1": true, "kq3v9x2m41pf": true, "A.b_c:d-E": true, "": false, "a b": false, "a/b": false,
-		"é": false, strings.Repeat("x", 128): true, strings.Repeat("x", 129): false,
+		"é": false, ".": false, "..": false, "...": true, ".a": true, strings.Repeat("x", 128): true, strings.Repeat("x", 129): false,
 	}
 	for s, want := range ids {
 		if got := ValidID(s); got != want {
@@ -92,6 +92,16 @@ func TestValidateMutation(t *testing.T) {
 		{"split empty properties", `{"op":"split","type":"task","entityId":"a","into":{"id":"c"},"properties":[]}`, "properties"},
 		{"split object properties", `{"op":"split","type":"task","entityId":"a","into":{"id":"c"},"properties":{"y":1}}`, "properties"},
 		{"split duplicate", `{"op":"split","type":"task","entityId":"a","into":{"id":"c"},"properties":["y","y"]}`, "properties"},
+		{"engine type eddy.trigger", `{"op":"put","type":"eddy.trigger","entityId":"t1","properties":{}}`, "type"},
+		{"engine type eddy.delivery", `{"op":"delete","type":"eddy.delivery","entityId":"d1"}`, "type"},
+		{"any eddy. type", `{"op":"patch","type":"eddy.x","entityId":"d1","patch":{}}`, "type"},
+		{"split into an engine type", `{"op":"split","type":"task","entityId":"a","into":{"id":"c","type":"eddy.trigger"},"properties":["y"]}`, "into.type"},
+		{"id .", `{"op":"delete","type":"task","entityId":"."}`, "entityId"},
+		{"id ..", `{"op":"delete","type":"task","entityId":".."}`, "entityId"},
+		{"duplicate property", `{"op":"put","type":"task","entityId":"t1","properties":{"a":1,"a":2}}`, "properties"},
+		{"nested duplicate in a patch", `{"op":"patch","type":"task","entityId":"t1","patch":{"x":{"a":1,"a":null}}}`, "patch"},
+		{"number out of range", `{"op":"put","type":"task","entityId":"t1","properties":{"a":-1e400}}`, "properties"},
+		{"invalid UTF-8", "{\"op\":\"put\",\"type\":\"task\",\"entityId\":\"t1\",\"properties\":{\"a\":\"\xff\"}}", "properties"},
 		{"split empty name", `{"op":"split","type":"task","entityId":"a","into":{"id":"c"},"properties":[""]}`, "properties"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,20 +59,36 @@ func withIndex(err error, i int) error {
 	return err
 }
 
-// runGroup runs a group of requests in one transaction. If the transaction
-// fails and the group holds several requests, each is retried alone so a
-// poisoned request fails by itself.
-func (l *Log) runGroup(group []*pending) {
+// runGroup runs a group of requests in one transaction. If the
+// transaction fails and the group holds several requests, each is retried
+// alone so a poisoned request fails by itself. A Commit that failed
+// ambiguously is resolved first (see resolve): a group that landed is
+// answered from what it committed, one that did not is retried, and one
+// whose outcome cannot be learned is answered unavailable, never retried.
+func (l *Log) runGroup(group []*pending) { l.runGroupTry(group, 0) }
+
+func (l *Log) runGroupTry(group []*pending, attempt int) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
 	defer cancel()
 	stats := GroupStats{Space: group[0].req.Space, Requests: len(group)}
 	start := time.Now()
 	results, head, err := l.commitGroup(ctx, group, &stats)
+	var amb *ambiguousCommit
+	retry := err != nil
+	if errors.As(err, &amb) {
+		results, head, err = l.resolve(ctx, amb, &stats)
+		retry = err != nil && !amb.unknown
+	}
 	l.observe(stats, start, results, err)
-	if err != nil && len(group) > 1 {
+	switch {
+	case retry && len(group) > 1:
 		for _, p := range group {
-			l.runGroup([]*pending{p})
+			l.runGroupTry([]*pending{p}, attempt+1)
 		}
+		return
+	case retry && amb != nil && attempt < 2:
+		// Proven not to have landed: the connection broke, not the request.
+		l.runGroupTry(group, attempt+1)
 		return
 	}
 	for i, p := range group {
@@ -113,17 +130,19 @@ func (l *Log) observe(stats GroupStats, start time.Time, results []WriteResult, 
 func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	params := beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow))
+	params.WriteID = newWriteID()
 	if tx, schemas := l.beginOptimistic(ctx, params, group); tx != nil {
-		results, head, err := l.commitTx(ctx, tx, schemas, group, stats)
+		results, head, err := l.commitTx(ctx, tx, schemas, group, stats, params.WriteID)
 		if !errors.Is(err, store.ErrStale) {
 			return results, head, err
 		}
 	}
+	params.WriteID = newWriteID()
 	tx, schemas, err := l.beginWithSchema(ctx, space, params)
 	if err != nil {
 		return nil, 0, err
 	}
-	return l.commitTx(ctx, tx, schemas, group, stats)
+	return l.commitTx(ctx, tx, schemas, group, stats, params.WriteID)
 }
 
 // beginOptimistic opens a transaction predicted from the write cache, or
@@ -150,8 +169,10 @@ func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, gro
 }
 
 // commitTx applies the group in tx, runs its effects and commits it,
-// remembering the state it leaves for the next group's prediction.
-func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
+// remembering the state it leaves for the next group's prediction. A
+// failed Commit of a group that appended commits is an *ambiguousCommit:
+// they may have landed.
+func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats, writeID int64) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
@@ -159,9 +180,20 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 	for i, p := range group {
 		results[i] = g.apply(p.req)
 	}
-	if err := finish(ctx, g, group, results); err != nil {
+	if err := prepare(ctx, g, group, results); err != nil {
 		l.cache.forget(space)
 		return nil, 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		l.cache.forget(space)
+		if errors.Is(err, store.ErrStale) || g.head == tx.Space().Head {
+			// Nothing written, or nothing to find: a group that appended
+			// no commit changed no entity and no head, and its receipts
+			// are answered alike when retried.
+			return nil, 0, fmt.Errorf("commit: %w", err)
+		}
+		return nil, 0, &ambiguousCommit{err: fmt.Errorf("commit: %w", err), space: space,
+			writeID: writeID, first: tx.Space().Head + 1, head: g.head, results: results}
 	}
 	l.cache.remember(space, g.head, tx.Space().SchemaVersion, g.records)
 	stats.Commits = int(g.head - tx.Space().Head)
@@ -171,9 +203,9 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 	return results, g.head, nil
 }
 
-// finish writes the group's commits and receipts, runs every request's
-// Effects in request order and commits the transaction.
-func finish(ctx context.Context, g *groupState, group []*pending, results []WriteResult) error {
+// prepare writes the group's commits and receipts and runs every
+// request's Effects in request order; the caller commits.
+func prepare(ctx context.Context, g *groupState, group []*pending, results []WriteResult) error {
 	if err := g.flush(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -184,9 +216,6 @@ func finish(ctx context.Context, g *groupState, group []*pending, results []Writ
 		if err := p.req.Effects(ctx, g.tx, results[i]); err != nil {
 			return fmt.Errorf("write effects: %w", err)
 		}
-	}
-	if err := g.tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
@@ -242,6 +271,19 @@ func beginParams(space string, group []*pending, since time.Time) store.WriteBeg
 		}
 	}
 	return p
+}
+
+// newWriteID returns a random non-zero write transaction id.
+func newWriteID() int64 {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(fmt.Sprintf("crypto/rand: %v", err))
+		}
+		if id := int64(binary.LittleEndian.Uint64(b[:]) >> 1); id != 0 {
+			return id
+		}
+	}
 }
 
 // newEpoch returns a fresh random epoch string.

@@ -84,13 +84,17 @@ type TestParams struct {
 
 // TestResult is what a dry run found: the actions an expr or go
 // function would apply, or the request a webhook would be sent. Nothing
-// is written or sent.
+// is written or sent. Stance, when the trigger named in TestParams is a
+// saved change trigger, is its live stance on the row (StanceError the
+// error of an "error" stance).
 type TestResult struct {
-	Function string          `json:"function"`
-	Kind     string          `json:"kind"`
-	Seq      int64           `json:"seq"`
-	Actions  []Mutation      `json:"actions,omitempty"`
-	Request  *WebhookRequest `json:"request,omitempty"`
+	Function    string          `json:"function"`
+	Kind        string          `json:"kind"`
+	Seq         int64           `json:"seq"`
+	Stance      string          `json:"stance,omitempty"`
+	StanceError string          `json:"stanceError,omitempty"`
+	Actions     []Mutation      `json:"actions,omitempty"`
+	Request     *WebhookRequest `json:"request,omitempty"`
 }
 
 // WebhookRequest is the request a webhook delivery would send (the

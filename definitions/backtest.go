@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
@@ -22,8 +21,10 @@ const (
 	// BacktestParams.MaxRows is 0; MaxBacktestRows bounds MaxRows.
 	DefaultBacktestRows = 100_000
 	MaxBacktestRows     = 1_000_000
-	// backtestPage is the Pull budget of one page, in changes.
-	backtestPage = 500
+	// backtestPage is the Pull budget of one page, in changes: the
+	// engine's batch, so the pages coalesce as a lone trigger catching up
+	// would.
+	backtestPage = triggers.BatchRows
 	// errorSamples is how many erroring rows are sampled besides the
 	// matches.
 	errorSamples = 5
@@ -63,7 +64,7 @@ type BacktestSample struct {
 // Matched counts every row the trigger would match. Coalesced, for a
 // trigger with coalesce, counts the matched rows a later match of the same
 // entity would replace. It approximates the live batches with the scan's
-// pages (up to 500 changes): the evaluator's batches depend on timing, so
+// pages (triggers.BatchRows changes, the engine's default batch): the evaluator's batches depend on timing, so
 // the live count may differ. ProjectedDepth is the causal depth the
 // deliveries would run at: one more than the deepest matched row's
 // provenance depth (0 when nothing matched).
@@ -213,22 +214,27 @@ func (s *Service) scan(ctx context.Context, space string, b *backtest) error {
 
 // page judges one page of commits.
 func (b *backtest) page(cs []store.Commit) {
-	last := map[store.EntityKey]int64{}
-	var matched []store.EntityKey
-	for _, c := range cs {
+	var co triggers.Coalescer
+	slots := 0
+	for i := range cs {
+		c := &cs[i]
 		if c.Seq > b.p.To {
 			break
 		}
 		b.res.Scanned++
 		b.res.To = c.Seq
-		st, err := b.judge(c)
-		switch st {
+		v := triggers.Judge(b.t, c, triggers.Context{})
+		switch st := v.Stance; st {
 		case triggers.StanceMatched:
 			b.res.Matched++
 			b.res.ProjectedDepth = max(b.res.ProjectedDepth, c.Provenance.Depth+1)
-			k := store.EntityKey{Type: c.Type, ID: c.EntityID}
-			last[k] = c.Seq
-			matched = append(matched, k)
+			if b.t.Coalesce {
+				if _, replaced := co.Slot(store.EntityKey{Type: c.Type, ID: c.EntityID}, slots); replaced {
+					b.res.Coalesced++
+				} else {
+					slots++
+				}
+			}
 			if len(b.res.Samples)-b.errors < b.p.Samples {
 				b.sample(c, st, nil)
 			}
@@ -238,66 +244,21 @@ func (b *backtest) page(cs []store.Commit) {
 			b.res.Errors++
 			if b.errors < errorSamples {
 				b.errors++
-				b.sample(c, st, err)
+				b.sample(c, st, v.Err)
 			}
 		default:
 			b.res.NotMatched++
 		}
 	}
-	if b.t.Coalesce {
-		b.res.Coalesced += int64(len(matched) - len(last))
-	}
 }
 
 // sample records a judged row.
-func (b *backtest) sample(c store.Commit, st triggers.Stance, err error) {
+func (b *backtest) sample(c *store.Commit, st triggers.Stance, err error) {
 	sm := BacktestSample{Seq: c.Seq, EntityID: c.EntityID, Type: c.Type, Op: c.Op, Stance: st}
 	if err != nil {
 		sm.Error = err.Error()
 	}
 	b.res.Samples = append(b.res.Samples, sm)
-}
-
-// judge returns the stance a live trigger would take on c: not_matched
-// when the prefilter rejects it, echo for its own deliveries' rows, then
-// the verdict of `when`.
-func (b *backtest) judge(c store.Commit) (triggers.Stance, error) {
-	src := b.t.Source.Changes
-	if !admits(src, &c.Row) {
-		return triggers.StanceNotMatched, nil
-	}
-	if !b.t.Echo && c.Actor == "trigger:"+b.t.Name {
-		return triggers.StanceEcho, nil
-	}
-	prg := src.Program()
-	if prg == nil {
-		return triggers.StanceMatched, nil
-	}
-	in := triggers.Input{Row: &c.Row}
-	if len(c.Changes) > 0 {
-		in.Entity, in.Before = c.Changes[0].After, c.Changes[0].Before
-	}
-	out, err := prg.Eval(in)
-	if err != nil {
-		return triggers.StanceError, err
-	}
-	return out.Stance, out.Err
-}
-
-// admits applies a change source's prefilter: its types, ops (engine ops
-// only when named), actors and excludeActors.
-func admits(src *triggers.ChangeSource, r *store.Row) bool {
-	switch {
-	case len(src.Types) > 0 && !slices.Contains(src.Types, r.Type):
-		return false
-	case len(src.Ops) == 0 && triggers.IsEngineOp(r.Op):
-		return false
-	case len(src.Ops) > 0 && !slices.Contains(src.Ops, r.Op):
-		return false
-	case len(src.Actors) > 0 && !slices.Contains(src.Actors, r.Actor):
-		return false
-	}
-	return !slices.Contains(src.ExcludeActors, r.Actor)
 }
 
 // fieldError is a bad_request naming the request body field name.

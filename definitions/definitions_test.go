@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
@@ -76,7 +77,10 @@ func forEachDriver(t *testing.T, fn func(f *fixture)) {
 				t.Fatal(err)
 			}
 			handlers := &functions.Registry{}
-			svc := New(lg, Options{Now: func() time.Time { return clock }, Handlers: handlers})
+			now := func() time.Time { return clock }
+			eng := engine.New(lg, handlers, engine.Options{Now: now})
+			t.Cleanup(eng.Close)
+			svc := New(lg, Options{Now: now, Handlers: handlers, Executor: eng})
 			fn(&fixture{t: t, log: lg, svc: svc, handlers: handlers})
 		})
 	}

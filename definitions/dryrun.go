@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // TestParams name what a dry run runs a function on.
@@ -18,19 +21,24 @@ type TestParams struct {
 	// Seq is the committed row to run on (1..head, above the horizon).
 	Seq int64 `json:"seq"`
 	// Trigger, if set, is the name the expr variable trigger holds. The
-	// trigger need not exist.
+	// trigger need not exist; when it is a saved change trigger, the
+	// result carries its stance on the row.
 	Trigger string `json:"trigger,omitempty"`
 }
 
 // TestResult is what a dry run found. Actions is set for an expr or go
 // function (never nil: the mutations it would apply, in order); Request
-// for a webhook (what would be sent).
+// for a webhook (what would be sent). Stance, when TestParams.Trigger
+// names a saved change trigger, is its live stance on the row (the one
+// judge, triggers.Judge), and StanceError the error of an error stance.
 type TestResult struct {
-	Function string               `json:"function"`
-	Kind     string               `json:"kind"`
-	Seq      int64                `json:"seq"`
-	Actions  []changelog.Mutation `json:"actions,omitempty"`
-	Request  *WebhookRequest      `json:"request,omitempty"`
+	Function    string               `json:"function"`
+	Kind        string               `json:"kind"`
+	Seq         int64                `json:"seq"`
+	Stance      triggers.Stance      `json:"stance,omitempty"`
+	StanceError string               `json:"stanceError,omitempty"`
+	Actions     []changelog.Mutation `json:"actions,omitempty"`
+	Request     *WebhookRequest      `json:"request,omitempty"`
 }
 
 // WebhookRequest is the request a webhook delivery would send. The
@@ -73,17 +81,22 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		return TestResult{}, err
 	}
 	in := functions.Input{Row: c.Row, Trigger: p.Trigger, Now: s.now()}
-	if len(c.Changes) > 0 {
-		in.Entity, in.Before = c.Changes[0].After, c.Changes[0].Before
+	if ch := triggers.PrimaryChange(&c); ch != nil {
+		in.Entity, in.Before = ch.After, ch.Before
 	}
 	res := TestResult{Function: name, Kind: f.Kind, Seq: p.Seq}
+	t, err := s.judgeRow(ctx, space, p.Trigger, &c, &res)
+	if err != nil {
+		return TestResult{}, err
+	}
 	if f.Kind == functions.KindWebhook {
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
 	}
-	ms, err := s.run(ctx, f, in)
+	d := causality.Delivery{Trigger: p.Trigger, ID: testID(p.Seq), Cause: causality.CauseOf(&c)}
+	ms, err := s.runOnce(ctx, t, f, space, d, &c, in)
 	if err != nil {
-		return TestResult{}, runError(ctx, err)
+		return TestResult{}, err
 	}
 	res.Actions = ms
 	if res.Actions == nil {
@@ -92,13 +105,32 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 	return res, nil
 }
 
-// run runs an expr or go function.
-func (s *Service) run(ctx context.Context, f *functions.Function, in functions.Input) ([]changelog.Mutation, error) {
-	if f.Kind == functions.KindGo {
-		return f.RunGo(ctx, s.handlers, in)
+// judgeRow sets the stance of the saved change trigger name (if any) on
+// c and returns that trigger (nil if there is none).
+func (s *Service) judgeRow(ctx context.Context, space, name string, c *store.Commit, res *TestResult) (*triggers.Trigger, error) {
+	if name == "" {
+		return nil, nil
 	}
-	return f.RunExpr(ctx, in)
+	d, err := s.st.DefinitionGet(ctx, space, store.DefTrigger, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trigger %s: %w", name, err)
+	}
+	t, err := triggers.ParseTrigger(name, d.Def)
+	if err != nil {
+		return nil, nil
+	}
+	if t.Source.Changes != nil {
+		v := triggers.Judge(t, c, triggers.Context{})
+		res.Stance, res.StanceError = v.Stance, v.ErrorText()
+	}
+	return t, nil
 }
+
+// testID is the delivery id of a dry run on the row seq.
+func testID(seq int64) string { return "test_" + strconv.FormatInt(seq, 10) }
 
 // commitAt returns the commit at seq.
 func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.Commit, error) {
@@ -115,7 +147,7 @@ func (s *Service) commitAt(ctx context.Context, space string, seq int64) (store.
 
 // webhookRequest builds what a delivery of in to the webhook f would send.
 func webhookRequest(f *functions.Function, seq int64, in functions.Input) (*WebhookRequest, error) {
-	id := "test_" + strconv.FormatInt(seq, 10)
+	id := testID(seq)
 	body, err := functions.BuildRequest(id, in.Row, in.Entity, in.Before)
 	if err != nil {
 		return nil, err
@@ -141,6 +173,10 @@ func runError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	var ce *functions.CallError
+	if errors.As(err, &ce) {
+		return callProblem(ce)
+	}
 	var ee *functions.EvalError
 	if errors.As(err, &ee) {
 		return problem.New(problem.Unprocessable, "function failed at line %d, column %d: %s", ee.Line, ee.Column, ee.Message).
@@ -151,4 +187,16 @@ func runError(ctx context.Context, err error) error {
 		return problem.New(problem.Unprocessable, "function result refused: %s", err.Error())
 	}
 	return problem.New(problem.Unprocessable, "function failed: %s", err.Error())
+}
+
+// callProblem is the unprocessable problem of a webhook call that
+// yielded no actions.
+func callProblem(ce *functions.CallError) error {
+	switch {
+	case ce.Refused:
+		return problem.New(problem.Unprocessable, "webhook answer refused: %s", ce.Err.Error()).With("error", ce.Err.Error())
+	case ce.Err != nil:
+		return problem.New(problem.Unprocessable, "webhook failed: %s", ce.Err.Error()).With("error", ce.Err.Error())
+	}
+	return problem.New(problem.Unprocessable, "webhook answered %d", ce.Status).With("status", ce.Status)
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
@@ -62,7 +60,7 @@ func (s *Service) Run(ctx context.Context, space, name string, key store.EntityK
 		return RunResult{}, err
 	}
 	in := functions.Input{Row: c.Row, Entity: &rec, Before: beforeOf(c, key), Trigger: name, Now: s.now()}
-	ms, err := s.runOnce(ctx, f, space, d, in)
+	ms, err := s.runOnce(ctx, t, f, space, d, &c, in)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -113,61 +111,20 @@ func checkCap(t *triggers.Trigger, d causality.Delivery) error {
 		With("reason", reasonCausalityCap).With("depth", d.Depth()).With("cap", limit).With("trigger", t.Name)
 }
 
-// runOnce runs f once on in and returns its actions. A webhook gets the
-// delivery's Eddy-Cause token, like the engine's deliveries.
-func (s *Service) runOnce(ctx context.Context, f *functions.Function, space string, d causality.Delivery, in functions.Input) ([]changelog.Mutation, error) {
-	switch f.Kind {
-	case functions.KindWebhook:
-		key, err := causality.Key(ctx, s.st)
-		if err != nil {
-			return nil, err
-		}
-		token, err := causality.Mint(key, d.Claims(space, time.Now().Add(time.Hour)))
-		if err != nil {
-			return nil, err
-		}
-		return callWebhook(ctx, f, d.ID, token, in)
-	case functions.KindGo:
-		if !*f.Registered {
-			return nil, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
-				With("handler", f.Handler)
-		}
+// runOnce runs f once on in through the executor (a webhook gets the
+// delivery's Eddy-Cause token, like the engine's deliveries) and returns
+// its actions.
+func (s *Service) runOnce(ctx context.Context, t *triggers.Trigger, f *functions.Function, space string, d causality.Delivery, c *store.Commit, in functions.Input) ([]changelog.Mutation, error) {
+	if f.Kind == functions.KindGo && !*f.Registered {
+		return nil, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
+			With("handler", f.Handler)
 	}
-	ms, err := s.run(ctx, f, in)
+	if s.exec == nil {
+		return nil, errNoExecutor
+	}
+	ms, err := s.exec.Invoke(ctx, space, t, f, d, c, in)
 	if err != nil {
 		return nil, runError(ctx, err)
-	}
-	return ms, nil
-}
-
-// callWebhook sends one signed delivery to the webhook f, without
-// retries, and decodes the actions of a 2xx answer.
-func callWebhook(ctx context.Context, f *functions.Function, id, causeToken string, in functions.Input) ([]changelog.Mutation, error) {
-	body, err := functions.BuildRequest(id, in.Row, in.Entity, in.Before)
-	if err != nil {
-		return nil, err
-	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = functions.DefaultTimeout
-	}
-	ans, err := f.Post(ctx, http.DefaultClient, id, causeToken, body, nil, timeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, problem.New(problem.Unprocessable, "webhook failed: %s", err.Error()).With("error", err.Error())
-	}
-	if ans.Status < 200 || ans.Status > 299 {
-		return nil, problem.New(problem.Unprocessable, "webhook answered %d", ans.Status).
-			With("status", ans.Status)
-	}
-	ms, err := functions.DecodeResponse(ans.Body)
-	if err == nil {
-		err = f.CheckWrites(ms)
-	}
-	if err != nil {
-		return nil, problem.New(problem.Unprocessable, "webhook answer refused: %s", err.Error()).With("error", err.Error())
 	}
 	return ms, nil
 }

@@ -203,7 +203,7 @@ func TestRunWebhook(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claims, err := causality.Verify(key, <-causes, "s", time.Now())
+		claims, err := causality.Verify(key, <-causes, "s", clock) // minted on the engine's clock, the fixture's
 		if err != nil || claims.Trigger != "hook" || claims.CausedBy != cause || claims.Depth != 1 || claims.Delivery != res.Delivery {
 			t.Fatalf("Eddy-Cause claims %+v (%v)", claims, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
@@ -24,6 +25,7 @@ type Service struct {
 	// handlers are the process's Go handlers (dry runs, "registered").
 	handlers *functions.Registry
 	hooks    TriggerHooks
+	exec     Executor
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -42,7 +44,22 @@ type Options struct {
 	// Hooks, if set, hear about every saved and deleted trigger (the
 	// trigger engine keeps each trigger's cursor and deliveries).
 	Hooks TriggerHooks
+	// Executor runs functions for manual runs and dry runs, the way the
+	// trigger engine's deliveries run them (*engine.Engine). Without one,
+	// Run and TestFunction of a function that must run fail.
+	Executor Executor
 }
+
+// Executor runs a function once, recording nothing: the trigger engine's
+// attempt path (engine.(*Engine).Invoke), so a manual run or a dry run
+// uses the same HTTP client, timeout, cause-token keys and clock as a
+// delivery.
+type Executor interface {
+	Invoke(ctx context.Context, space string, t *triggers.Trigger, f *functions.Function, d causality.Delivery, c *store.Commit, in functions.Input) ([]changelog.Mutation, error)
+}
+
+// errNoExecutor answers a run when the Service has no Executor.
+var errNoExecutor = errors.New("definitions: no executor to run functions")
 
 // TriggerHooks is told about trigger definitions as they are stored and
 // removed. An error fails the request (the definition stays stored).
@@ -61,7 +78,7 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Handlers == nil {
 		opts.Handlers = &functions.Registry{}
 	}
-	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks, exec: opts.Executor}
 }
 
 // checkSpace returns not_found unless the space exists.

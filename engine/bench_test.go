@@ -58,7 +58,7 @@ func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
 	e := &benchEnv{reg: &functions.Registry{}}
 	e.log = changelog.New(st, changelog.Options{OnCommit: func(sp string, head int64) { e.eng.Notify(sp, head) }})
 	e.eng = engine.New(e.log, e.reg, engine.Options{LeaseTTL: 10 * time.Second, Poll: 50 * time.Millisecond})
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: e.eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: e.eng, Executor: e.eng})
 	if _, err := e.log.EnsureSpace(b.Context(), space); err != nil {
 		b.Fatal(err)
 	}

@@ -20,9 +20,12 @@ type completer struct {
 	st   store.Store
 	reqs chan completion
 
+	// mu guards started, stopped and cancel; enqueue holds it while
+	// sending so nothing is queued after stop.
 	mu      sync.Mutex
-	stopped bool
-	cancel  context.CancelFunc
+	started bool               // guarded by mu
+	stopped bool               // guarded by mu
+	cancel  context.CancelFunc // guarded by mu
 	wg      sync.WaitGroup
 }
 
@@ -35,12 +38,22 @@ type completion struct {
 // errCompleterStopped reports an update queued after the engine closed.
 var errCompleterStopped = errors.New("engine: delivery updates stopped")
 
+// newCompleter returns a completer; start runs it.
 func newCompleter(st store.Store) *completer {
-	c := &completer{st: st, reqs: make(chan completion, maxCompletions)}
+	return &completer{st: st, reqs: make(chan completion, maxCompletions)}
+}
+
+// start runs the completer's goroutine (once; never after stop).
+func (c *completer) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started || c.stopped {
+		return
+	}
+	c.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Go(func() { c.run(ctx) })
-	return c
 }
 
 // update applies u in the next shared transaction and returns its own
@@ -58,7 +71,7 @@ func (c *completer) update(ctx context.Context, u store.DeliveryUpdate) error {
 func (c *completer) enqueue(ctx context.Context, req completion) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped {
+	if c.stopped || !c.started {
 		return errCompleterStopped
 	}
 	select {
@@ -73,8 +86,11 @@ func (c *completer) enqueue(ctx context.Context, req completion) error {
 func (c *completer) stop() {
 	c.mu.Lock()
 	c.stopped = true
+	cancel := c.cancel
 	c.mu.Unlock()
-	c.cancel()
+	if cancel != nil {
+		cancel()
+	}
 	c.wg.Wait()
 }
 

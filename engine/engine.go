@@ -176,6 +176,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return errors.New("engine: already started")
 	}
 	e.started = true
+	e.completions.start()
 	ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	e.wg.Go(func() { e.manage(ctx) })
 	return nil

@@ -21,7 +21,7 @@ import (
 type batch struct {
 	t          *trig
 	deliveries []store.Delivery
-	byEntity   map[store.EntityKey]int
+	co         triggers.Coalescer
 	errors     []store.StanceError
 	parks      []changelog.EngineRow
 	causes     map[string]causality.Cause
@@ -110,69 +110,35 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 }
 
 // judge runs the rows through the match index and builds each trigger's
-// deliveries and recorded errors.
+// deliveries and recorded errors; the stance of every row is the one
+// judge's (triggers.Judge), given the index's answer.
 func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
 	idx := sr.indexFor(active)
 	out := make(map[string]*batch, len(active))
 	for name, t := range active {
-		out[name] = &batch{t: t, byEntity: map[store.EntityKey]int{}, causes: map[string]causality.Cause{}}
+		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
 	}
 	now := sr.e.now()
 	for i := range commits {
 		c := &commits[i]
-		in := inputOf(c)
-		for _, r := range idx.Match(in) {
+		for _, r := range idx.Match(triggers.InputOf(c)) {
 			b := out[r.Trigger]
-			if b == nil || c.Seq <= b.t.state.Cursor || isEcho(b.t.def, c) {
+			if b == nil || c.Seq <= b.t.state.Cursor {
 				continue
 			}
-			if r.Stance == triggers.StanceError {
-				b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: errText(r.Err)})
-				continue
+			v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
+			switch v.Stance {
+			case triggers.StanceError:
+				b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
+			case triggers.StanceMatched:
+				b.add(sr.id, c, now)
 			}
-			b.add(sr.id, c, now)
 		}
 	}
 	for _, b := range out {
 		b.decide(sr.e.opts.SpaceCap)
 	}
 	return out
-}
-
-// inputOf returns the CEL input of a commit: the row and its primary
-// entity's after and before snapshots.
-func inputOf(c *store.Commit) triggers.Input {
-	in := triggers.Input{Row: &c.Row}
-	if ch := primaryChange(c); ch != nil {
-		in.Entity, in.Before = ch.After, ch.Before
-	}
-	return in
-}
-
-// primaryChange returns the change of the commit's primary entity.
-func primaryChange(c *store.Commit) *store.Change {
-	for i := range c.Changes {
-		if c.Changes[i].Type == c.Type && c.Changes[i].ID == c.EntityID {
-			return &c.Changes[i]
-		}
-	}
-	if len(c.Changes) > 0 {
-		return &c.Changes[0]
-	}
-	return nil
-}
-
-// isEcho reports a row authored by the trigger's own delivery, which the
-// trigger does not see unless it sets echo.
-func isEcho(t *triggers.Trigger, c *store.Commit) bool {
-	return !t.Echo && c.Actor == causality.Actor(t.Name)
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "error"
-	}
-	return err.Error()
 }
 
 // add creates the delivery of a matched row; with coalesce it replaces
@@ -186,12 +152,11 @@ func (b *batch) add(space string, c *store.Commit, now time.Time) {
 	}
 	b.causes[d.ID] = causality.CauseOf(c)
 	if b.t.def.Coalesce {
-		if i, ok := b.byEntity[key]; ok {
-			delete(b.causes, b.deliveries[i].ID)
-			b.deliveries[i] = d
+		if slot, replaced := b.co.Slot(key, len(b.deliveries)); replaced {
+			delete(b.causes, b.deliveries[slot].ID)
+			b.deliveries[slot] = d
 			return
 		}
-		b.byEntity[key] = len(b.deliveries)
 	}
 	b.deliveries = append(b.deliveries, d)
 }

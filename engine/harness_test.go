@@ -93,7 +93,7 @@ func newEnv(t *testing.T, st store.Store, opts engine.Options) *env {
 	}})
 	eng := engine.New(e.log, e.reg, opts)
 	e.eng = eng
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.reg, Hooks: eng, Executor: eng})
 	if _, err := e.log.EnsureSpace(t.Context(), space); err != nil {
 		t.Fatal(err)
 	}

@@ -83,50 +83,18 @@ func (e *Engine) stanceInputs(ctx context.Context, space string, seq int64) (*st
 	return in, nil
 }
 
-// judge derives one trigger's stance on c.
+// judge derives one trigger's stance on c through the one judge, from
+// the trigger's stored progress.
 func (in *stanceInputs) judge(t *triggers.Trigger, c *store.Commit) Stance {
 	s := Stance{Trigger: t.Name}
-	if d, ok := in.deliveries[t.Name]; ok {
-		s.Stance = triggers.StanceMatched.String()
+	d, delivered := in.deliveries[t.Name]
+	st, known := in.states[t.Name]
+	p := &triggers.Progress{Known: known, Cursor: st.Cursor, Start: st.Start, Skipped: st.Skipped,
+		Delivered: delivered, Error: in.errors[t.Name]}
+	v := triggers.Judge(t, c, triggers.Context{Progress: p})
+	s.Stance, s.Error = v.Stance.String(), v.ErrorText()
+	if delivered {
 		s.Delivery = &StanceDelivery{ID: d.ID, Status: d.Status, Attempts: d.Attempts}
-		return s
-	}
-	st, ok := in.states[t.Name]
-	switch {
-	case t.Source.Cron != nil:
-		s.Stance = triggers.StanceNotMatched.String()
-	case !ok || c.Seq > st.Cursor:
-		s.Stance = triggers.StancePending.String()
-	case c.Seq <= st.Start:
-		s.Stance = triggers.StanceNotStarted.String()
-	case skipped(st.Skipped, c.Seq):
-		s.Stance = triggers.StanceDisabled.String()
-	case in.errors[t.Name] != "":
-		s.Stance, s.Error = triggers.StanceError.String(), in.errors[t.Name]
-	default:
-		s.Stance = refilter(t, c).String()
 	}
 	return s
-}
-
-// refilter judges a row the trigger evaluated without a delivery or a
-// recorded error: echo, not_matched, or (matching now) coalesced.
-func refilter(t *triggers.Trigger, c *store.Commit) triggers.Stance {
-	if isEcho(t, c) {
-		return triggers.StanceEcho
-	}
-	res := triggers.NewIndex([]*triggers.Trigger{t}).Match(inputOf(c))
-	if len(res) == 0 || res[0].Stance != triggers.StanceMatched {
-		return triggers.StanceNotMatched
-	}
-	return triggers.StanceCoalesced
-}
-
-func skipped(rs []store.SeqRange, seq int64) bool {
-	for _, r := range rs {
-		if seq >= r.Lo && seq <= r.Hi {
-			return true
-		}
-	}
-	return false
 }

@@ -3,8 +3,10 @@ package functions
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -168,5 +170,27 @@ func TestGenerateSecret(t *testing.T) {
 	h.Set(HeaderSignature, sig)
 	if err := VerifyAt(a, h, nil, 0, vectorTS); err != nil {
 		t.Fatalf("own signature does not verify: %v", err)
+	}
+}
+
+// Post never follows a redirect, even with a client that would: the 3xx
+// is the answer, and the target is never called.
+func TestPostRefusesRedirects(t *testing.T) {
+	t.Parallel()
+	var followed atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { followed.Store(true) }))
+	t.Cleanup(target.Close)
+	hop := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	t.Cleanup(hop.Close)
+	f, err := ParseFunction("hook", []byte(`{"kind": "webhook", "url": "`+hop.URL+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := f.Post(t.Context(), &http.Client{}, "dlv_1", "", []byte(`{}`), nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Status != http.StatusTemporaryRedirect || followed.Load() {
+		t.Fatalf("status %d, followed %v: want the 307 itself", ans.Status, followed.Load())
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 
 	"github.com/eddy-run/eddy/problem"
@@ -58,11 +60,54 @@ func CompileRow(param, src string) (*Row, error) {
 	if t := ast.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
 		return nil, problem.Param(param, "expression must yield a bool, not %s", t)
 	}
-	prg, err := rowEnv.Program(ast, cel.CostLimit(CostLimit))
+	if field, kind, ok := rowFieldOf(ast); ok {
+		return nil, problem.Param(param, "expression must yield a bool, not %s (row.%s)", kind, field)
+	}
+	if _, err := staticCost(rowEnv, ast); err != nil {
+		return nil, problem.Param(param, "%v", err).With("reason", "cost")
+	}
+	prg, err := rowEnv.Program(ast, programOptions()...)
 	if err != nil {
 		return nil, problem.Param(param, "%v", err)
 	}
 	return &Row{src: src, prg: prg}, nil
+}
+
+// rowFields are the kinds of the wire row's fields; the checker sees
+// each as dyn (row is a map), so CompileRow names them itself.
+var rowFields = map[string]string{
+	"seq": "int", "ts": "timestamp", "actor": "string", "op": "string",
+	"entityId": "string", "type": "string", "payload": "map",
+}
+
+// rowFieldOf reports whether the whole expression is one field of row
+// (row.op, row["seq"]): never a bool.
+func rowFieldOf(checked *cel.Ast) (string, string, bool) {
+	e := checked.NativeRep().Expr()
+	var operand celast.Expr
+	var name string
+	switch e.Kind() {
+	case celast.SelectKind:
+		if e.AsSelect().IsTestOnly() {
+			return "", "", false
+		}
+		operand, name = e.AsSelect().Operand(), e.AsSelect().FieldName()
+	case celast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.Index || len(c.Args()) != 2 || c.Args()[1].Kind() != celast.LiteralKind {
+			return "", "", false
+		}
+		key, ok := c.Args()[1].AsLiteral().(types.String)
+		if !ok {
+			return "", "", false
+		}
+		operand, name = c.Args()[0], string(key)
+	default:
+		return "", "", false
+	}
+	kind, known := rowFields[name]
+	ok := known && operand.Kind() == celast.IdentKind && operand.AsIdent() == "row"
+	return name, kind, ok
 }
 
 func compileError(param string, iss *cel.Issues) error {

@@ -69,7 +69,10 @@ func CompileRecord(field, src string) (*Record, error) {
 	if t := checked.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
 		return nil, fieldError(field, "expression must yield a bool, not %s", t)
 	}
-	prg, err := recordEnv.Program(checked, cel.CostLimit(CostLimit))
+	if _, err := staticCost(recordEnv, checked); err != nil {
+		return nil, fieldError(field, "%v", err).With("reason", "cost")
+	}
+	prg, err := recordEnv.Program(checked, programOptions()...)
 	if err != nil {
 		return nil, fieldError(field, "%v", err)
 	}

@@ -28,6 +28,11 @@ const (
 	// MutationGap is a push whose ordinal skips the next one the client
 	// must send (details.expected, details.got).
 	MutationGap = "mutation_gap"
+	// CursorInvalid and CursorExpired refuse a journal cursor (DESIGN
+	// section 9): issued to another user, application or space, or
+	// damaged; or past its cursorExpiresAt.
+	CursorInvalid = "cursor_invalid"
+	CursorExpired = "cursor_expired"
 )
 
 var statuses = map[string]int{
@@ -45,6 +50,8 @@ var statuses = map[string]int{
 	Internal:           http.StatusInternalServerError,
 	Unavailable:        http.StatusServiceUnavailable,
 	MutationGap:        http.StatusConflict,
+	CursorInvalid:      http.StatusConflict,
+	CursorExpired:      http.StatusConflict,
 }
 
 // Status returns the HTTP status of a code (500 for an unknown code).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/eddy-run/eddy/auth"
@@ -32,9 +33,45 @@ func authorize(r *http.Request, space string, need access) (*auth.Principal, err
 	return p, nil
 }
 
-// authorizeType is authorize plus the principal's types allow-list.
-func authorizeType(r *http.Request, space, typ string, need access) (*auth.Principal, error) {
+// readerFor is authorize plus the principal's Reader in space: the one
+// place (package auth) every read path asks what may be read.
+func (s *Server) readerFor(r *http.Request, space string, need access) (*auth.Reader, error) {
 	p, err := authorize(r, space, need)
+	if err != nil {
+		return nil, err
+	}
+	return s.readerOf(r, p, space)
+}
+
+// readerOf returns p's Reader in space (not_found for an unknown space).
+func (s *Server) readerOf(r *http.Request, p *auth.Principal, space string) (*auth.Reader, error) {
+	rd, err := s.auth.Reader(r.Context(), p, space)
+	if errors.Is(err, store.ErrNotFound) {
+		_, err = s.log.Space(r.Context(), space) // the changelog's not_found
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// readerType is readerFor plus the principal's types allow-list for typ
+// (forbidden outside it).
+func (s *Server) readerType(r *http.Request, space, typ string) (*auth.Reader, error) {
+	rd, err := s.readerFor(r, space, accessRead)
+	if err != nil {
+		return nil, err
+	}
+	if !rd.CanReadType(typ) {
+		return nil, forbidden("token may not access type %q", typ)
+	}
+	return rd, nil
+}
+
+// authorizeWrite is authorize for an entity write of typ: the principal's
+// allow-list limits what it writes too (access rules limit reads only).
+func authorizeWrite(r *http.Request, space, typ string) (*auth.Principal, error) {
+	p, err := authorize(r, space, accessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +81,8 @@ func authorizeType(r *http.Request, space, typ string, need access) (*auth.Princ
 	return p, nil
 }
 
-// canUseType asks the principal's one readability rule about a type.
+// canUseType asks the principal's allow-list (through auth's one rule,
+// without access rules) about a type.
 func canUseType(p *auth.Principal, typ string) bool {
-	return p.CanReadRecord(&store.Record{Type: typ})
+	return auth.NewReader(p, nil).CanReadType(typ)
 }

@@ -79,7 +79,7 @@ type bulkError struct {
 // moved on meanwhile is skipped, not an error.
 func (s *Server) bulkDeliveries(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessAdmin)
+	rd, err := s.readerFor(r, space, accessAdmin)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (s *Server) bulkDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.newDeliveryMatcher(p, space, "when", body.When)
+	m, err := s.newDeliveryMatcher(r.Context(), rd, space, "when", body.When)
 	if err != nil {
 		return err
 	}

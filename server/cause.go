@@ -38,7 +38,7 @@ func (s *Server) writeProvenance(r *http.Request, p *auth.Principal, space strin
 	if err := s.checkCauseCap(r, space, c); err != nil {
 		return store.Provenance{}, err
 	}
-	return c.Provenance(requestID(r.Context()), r.Header.Get("Traceparent")), nil
+	return c.Provenance(requestID(r.Context()), traceparent(r)), nil
 }
 
 // verifyCause verifies a cause token: a bad or expired token is

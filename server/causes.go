@@ -16,11 +16,11 @@ import (
 // an admin or a token with scope log:read.
 func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
-	if !p.Has(auth.ScopeLogRead) {
+	if !rd.Principal().Has(auth.ScopeLogRead) {
 		return forbidden("the causal chain needs scope %s", auth.ScopeLogRead)
 	}
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
@@ -34,7 +34,7 @@ func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !canReadCommit(p, &ch.Start) {
+	if !rd.CanReadCommit(&ch.Start) {
 		return forbidden("token may not read row %d", seq)
 	}
 	s.writeJSON(w, r, http.StatusOK, ch)

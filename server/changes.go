@@ -6,6 +6,7 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/predicate"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -34,7 +35,7 @@ type historyAnswer struct {
 // watch stream.
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if watching {
-		return s.watchChanges(w, r, p, space, q)
+		return s.watchChanges(w, r, rd, space, q)
 	}
 	from, hasFrom, err := seqParam(q, "from")
 	if err != nil {
@@ -64,17 +65,17 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := rowFilter(p, q)
+	f, ev, err := s.rowFilter(r.Context(), fixedReader(rd), q)
 	if err != nil {
 		return err
 	}
 	if hasBefore {
-		return s.history(w, r, space, before, f, limit)
+		return s.history(w, r, space, before, f, ev, limit)
 	}
-	return s.forward(w, r, space, from, hasFrom, f, limit)
+	return s.forward(w, r, space, from, hasFrom, f, ev, limit)
 }
 
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, limit int) error {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	if !hasFrom {
 		sp, err := s.log.Space(r.Context(), space)
 		if err != nil {
@@ -83,6 +84,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, f
 		from = sp.Horizon
 	}
 	page, err := s.log.Read(r.Context(), space, from, f, limit)
+	if err == nil {
+		err = ev.Err()
+	}
 	if err != nil {
 		return err
 	}
@@ -90,8 +94,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, f
 	return nil
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, limit int) error {
+func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	page, err := s.log.History(r.Context(), space, before, f, limit)
+	if err == nil {
+		err = ev.Err()
+	}
 	if err != nil {
 		return err
 	}
@@ -114,11 +121,11 @@ func rowsView(rows []store.Row) []store.Row {
 // log:read.
 func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
-	if !p.Has(auth.ScopeLogRead) {
+	if !rd.Principal().Has(auth.ScopeLogRead) {
 		return forbidden("the raw log needs scope %s", auth.ScopeLogRead)
 	}
 	q := r.URL.Query()
@@ -144,36 +151,20 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page.Commits = readableCommits(p, page.Commits)
+	page.Commits = readableCommits(rd, page.Commits)
 	s.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 
-// readableCommits drops the commits a principal may not read: the row and
-// every change snapshot must be readable. The page cursor still covers
+// readableCommits drops the commits a reader may not read (auth's
+// CanReadCommit: the row and every change). The page cursor still covers
 // them (consumed and dropped).
-func readableCommits(p *auth.Principal, commits []store.Commit) []store.Commit {
+func readableCommits(rd *auth.Reader, commits []store.Commit) []store.Commit {
 	out := make([]store.Commit, 0, len(commits))
 	for i := range commits {
-		if canReadCommit(p, &commits[i]) {
+		if rd.CanReadCommit(&commits[i]) {
 			out = append(out, commits[i])
 		}
 	}
 	return out
-}
-
-func canReadCommit(p *auth.Principal, c *store.Commit) bool {
-	if !p.CanReadRow(&c.Row) {
-		return false
-	}
-	for _, ch := range c.Changes {
-		snap := ch.After
-		if snap == nil {
-			snap = ch.Before
-		}
-		if snap != nil && !p.CanReadRecord(snap) {
-			return false
-		}
-	}
-	return true
 }

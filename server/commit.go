@@ -9,12 +9,12 @@ import (
 )
 
 // commit answers GET .../changes/{seq}: the row's commit. A reader sees
-// what the row changed (it may read the row and each snapshot, else
-// forbidden); a trusted reader (log:read) also sees the receipt and the
+// what the row changed (auth's CanReadCommit: it may read the row and
+// every change, else forbidden); a trusted reader (log:read) also sees the receipt and the
 // provenance, as the raw log shows them.
 func (s *Server) commit(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
@@ -29,10 +29,10 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !canReadCommit(p, &c) {
+	if !rd.CanReadCommit(&c) {
 		return forbidden("token may not read row %d", seq)
 	}
-	out, err := commitView(&c, p.Has(auth.ScopeLogRead))
+	out, err := commitView(&c, rd.Principal().Has(auth.ScopeLogRead))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import "github.com/eddy-run/eddy/console"
 func (s *Server) consoleRoutes() {
 	h := console.Handler()
 	for _, pattern := range console.Patterns {
-		s.mux.Handle(pattern, h)
+		s.handleHTTP(pattern, h)
 	}
 	s.handle("GET /api/v1/whoami", s.whoami)
 	s.handle("GET /api/v1/spaces/{space}/changes/{seq}", s.commit)

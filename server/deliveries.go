@@ -26,8 +26,8 @@ var deliveriesParams = []string{"status", "limit", "after"}
 // {"deliveries": [...], "next"?} of the trigger's deliveries, filtered by
 // status (repeats or comma lists).
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	space := r.PathValue("space")
-	if _, err := authorize(r, space, accessRead); err != nil {
+	space, name := r.PathValue("space"), r.PathValue("name")
+	if err := s.seeDeliveries(r, space, name); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -46,7 +46,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.engine.Deliveries(r.Context(), engine.DeliveryQuery{
-		Space: space, Trigger: r.PathValue("name"), Statuses: statuses, After: q.Get("after"), Limit: limit,
+		Space: space, Trigger: name, Statuses: statuses, After: q.Get("after"), Limit: limit,
 	})
 	if err != nil {
 		return err
@@ -55,6 +55,29 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		page.Deliveries = []engine.Delivery{}
 	}
 	s.writeJSON(w, r, http.StatusOK, page)
+	return nil
+}
+
+// seeDeliveries authorizes listing a trigger's deliveries: a trigger the
+// principal may not see is not_found; one whose deliveries it may not see
+// (auth's CanSeeDeliveries: they name entities and carry errors of every
+// record the trigger matched) is forbidden.
+func (s *Server) seeDeliveries(r *http.Request, space, name string) error {
+	rd, err := s.readerFor(r, space, accessRead)
+	if err != nil {
+		return err
+	}
+	sc, err := s.definitionScopes(r.Context(), space)
+	if err != nil {
+		return err
+	}
+	scope := sc.triggerNamed(name)
+	switch {
+	case !rd.CanSeeDefinition(scope):
+		return hiddenDefinition("trigger", name)
+	case !rd.CanSeeDeliveries(scope):
+		return forbidden("token may not see the deliveries of trigger %q: they name entities it may not read", name)
+	}
 	return nil
 }
 

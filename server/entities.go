@@ -31,7 +31,8 @@ func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := authorizeType(r, space, key.Type, accessRead); err != nil {
+	rd, err := s.readerType(r, space, key.Type)
+	if err != nil {
 		return err
 	}
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
@@ -40,6 +41,10 @@ func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.log.Get(r.Context(), space, key)
 	if err != nil {
 		return err
+	}
+	if !rd.CanReadRecord(&rec) {
+		// Hidden like an absent entity: its existence is not told.
+		return problem.New(problem.NotFound, "%s/%s not found", key.Type, key.ID)
 	}
 	w.Header().Set("ETag", strconv.Quote(strconv.FormatInt(rec.Version, 10)))
 	s.writeJSON(w, r, http.StatusOK, recordView(&rec))
@@ -85,7 +90,7 @@ func (s *Server) deleteEntity(w http.ResponseWriter, r *http.Request) error {
 // createEntity answers POST .../entities/{type}: put with a generated id.
 func (s *Server) createEntity(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
-	p, err := authorizeType(r, space, typ, accessWrite)
+	p, err := authorizeWrite(r, space, typ)
 	if err != nil {
 		return err
 	}
@@ -109,7 +114,7 @@ func (s *Server) entityMutation(r *http.Request, op string) (changelog.Mutation,
 	if err != nil {
 		return changelog.Mutation{}, nil, err
 	}
-	p, err := authorizeType(r, space, key.Type, accessWrite)
+	p, err := authorizeWrite(r, space, key.Type)
 	if err != nil {
 		return changelog.Mutation{}, nil, err
 	}
@@ -179,7 +184,7 @@ func provenance(r *http.Request, p *auth.Principal) store.Provenance {
 		Actor:       p.Actor,
 		Via:         "api",
 		RequestID:   requestID(r.Context()),
-		Traceparent: r.Header.Get("Traceparent"),
+		Traceparent: traceparent(r),
 	}
 }
 

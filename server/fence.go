@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/eddy-run/eddy/problem"
@@ -22,10 +23,12 @@ var fenceParams = []string{"seq", "triggers", "timeout"}
 // evaluated every row <= seq and every delivery those rows caused is
 // terminal, or until the timeout. It answers 200 either way:
 // {"seq", "done": true} or {"seq", "done": false, "waiting": [...]}.
-// Whoever may read the space's changes may ask.
+// Whoever may read the space's changes may ask; it names only triggers
+// the principal may see (auth's CanSeeDefinition).
 func (s *Server) fence(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if _, err := authorize(r, space, accessRead); err != nil {
+	rd, err := s.readerFor(r, space, accessRead)
+	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -50,10 +53,20 @@ func (s *Server) fence(w http.ResponseWriter, r *http.Request) error {
 	if err := s.needEngine(); err != nil {
 		return err
 	}
+	sc, err := s.definitionScopes(r.Context(), space)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !rd.CanSeeDefinition(sc.triggerNamed(n)) {
+			return hiddenDefinition("trigger", n)
+		}
+	}
 	res, err := s.engine.Fence(r.Context(), space, seq, names, timeout)
 	if err != nil {
 		return err
 	}
+	res.Waiting = slices.DeleteFunc(res.Waiting, func(n string) bool { return !rd.CanSeeDefinition(sc.triggerNamed(n)) })
 	s.writeJSON(w, r, http.StatusOK, res)
 	return nil
 }

@@ -3,38 +3,49 @@ package server
 import (
 	"net/http"
 
+	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/problem"
 )
 
 // listFunctions answers GET .../functions with {"functions": [...]}
-// (public views: no secrets).
+// (public views: no secrets): those the principal may see (auth's
+// CanSeeDefinition over the types each writes).
 func (s *Server) listFunctions(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
+	rd, sc, err := s.readDefinitions(r, space)
+	if err != nil {
 		return err
 	}
 	fs, err := s.defs.Functions(r.Context(), space)
 	if err != nil {
 		return err
 	}
-	out := make([]*functions.Function, len(fs))
-	for i, f := range fs {
-		out[i] = f.Public()
+	out := make([]*functions.Function, 0, len(fs))
+	for _, f := range fs {
+		if rd.CanSeeDefinition(sc.function(f.Name)) {
+			out = append(out, f.Public())
+		}
 	}
 	s.writeJSON(w, r, http.StatusOK, map[string]any{"functions": out})
 	return nil
 }
 
-// getFunction answers GET .../functions/{name} with its public view.
+// getFunction answers GET .../functions/{name} with its public view; a
+// function the principal may not see is not_found.
 func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
-	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
-		return err
-	}
-	f, err := s.defs.Function(r.Context(), space, r.PathValue("name"))
+	space, name := r.PathValue("space"), r.PathValue("name")
+	rd, sc, err := s.readDefinitions(r, space)
 	if err != nil {
 		return err
+	}
+	f, err := s.defs.Function(r.Context(), space, name)
+	if err != nil {
+		return err
+	}
+	if !rd.CanSeeDefinition(sc.function(f.Name)) {
+		return hiddenDefinition("function", name)
 	}
 	s.writeJSON(w, r, http.StatusOK, f.Public())
 	return nil
@@ -109,12 +120,28 @@ func (s *Server) testFunction(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readDefinitions authorizes reading a space's functions and triggers
-// (any role; secrets are never shown) and refuses query parameters.
-func (s *Server) readDefinitions(r *http.Request, space string) error {
-	if _, err := authorize(r, space, accessRead); err != nil {
-		return err
+// (any role; secrets are never shown), refuses query parameters and
+// returns the principal's Reader and the space's definition scopes: a
+// definition is shown only when auth's CanSeeDefinition allows it.
+func (s *Server) readDefinitions(r *http.Request, space string) (*auth.Reader, *definitionScopes, error) {
+	rd, err := s.readerFor(r, space, accessRead)
+	if err != nil {
+		return nil, nil, err
 	}
-	return checkParams(r.URL.Query(), nil, nil)
+	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
+		return nil, nil, err
+	}
+	sc, err := s.definitionScopes(r.Context(), space)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rd, sc, nil
+}
+
+// hiddenDefinition is the answer about a definition the principal may
+// not see: not_found, the same as an absent one.
+func hiddenDefinition(kind, name string) error {
+	return problem.New(problem.NotFound, "%s %q not found", kind, name)
 }
 
 // manageDefinitions authorizes changing or testing a space's functions

@@ -104,6 +104,13 @@ func newEnv(t *testing.T, d driver, maxBody int64) *env {
 
 func newEnvHeartbeat(t *testing.T, d driver, maxBody int64, testHeartbeat time.Duration) *env {
 	t.Helper()
+	return newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) { c.MaxBodyBytes = maxBody })
+}
+
+// newEnvWith is newEnv with hub options wo (its Logger is set here) and
+// a hook that adjusts the server's Config.
+func newEnvWith(t *testing.T, d driver, wo watch.Options, hook func(*Config)) *env {
+	t.Helper()
 	st := d.open(t)
 	var hub *watch.Hub
 	lg := changelog.New(st, changelog.Options{OnCommit: func(space string, head int64) { hub.Notify(space, head) }})
@@ -113,8 +120,13 @@ func newEnvHeartbeat(t *testing.T, d driver, maxBody int64, testHeartbeat time.D
 	}
 	as := auth.NewService(st)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
-	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Version: "test", MaxBodyBytes: maxBody}).Handler())
+	wo.Logger = logger
+	hub = watch.New(lg, wo)
+	cfg := Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Version: "test"}
+	if hook != nil {
+		hook(&cfg)
+	}
+	srv := httptest.NewServer(New(cfg).Handler())
 	t.Cleanup(srv.Close)
 	// Cleanups run last-registered first: streams end before srv.Close
 	// waits for the requests.
@@ -187,6 +199,7 @@ func (e *env) do(t *testing.T, r req) *resp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkResponse(t, hr, res.StatusCode, res.Header, b)
 	return &resp{t: t, status: res.StatusCode, header: res.Header, body: b}
 }
 

@@ -31,7 +31,7 @@ type listCursor struct {
 // ndjson watch of that type's rows (resume it from a page's head).
 func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
-	p, err := authorizeType(r, space, typ, accessRead)
+	rd, err := s.readerType(r, space, typ)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if watching {
-		return s.watchEntities(w, r, p, space, typ, q)
+		return s.watchEntities(w, r, rd, space, typ, q)
 	}
 	if err := checkParams(q, []string{"limit", "after", "head", "watch"}, nil); err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.log.List(r.Context(), changelog.ListParams{
-		Space: space, Type: typ, After: cur.After, Head: cur.Head, Limit: limit, Allow: p.CanReadRecord,
+		Space: space, Type: typ, After: cur.After, Head: cur.Head, Limit: limit, Allow: rd.CanReadRecord,
 	})
 	if err != nil {
 		return err

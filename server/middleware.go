@@ -27,10 +27,11 @@ const (
 // maxRequestID bounds a client-supplied X-Request-Id.
 const maxRequestID = 128
 
-// middleware wraps the router: request id, access log, panic recovery,
+// middleware wraps the router: request id, access log, trace span, panic
+// recovery, CORS (preflights are answered before authentication),
 // authentication, then the body limit.
 func (s *Server) middleware(next http.Handler) http.Handler {
-	return s.withRequestID(s.withAccessLog(s.withRecovery(s.withAuth(s.withBodyLimit(next)))))
+	return s.withRequestID(s.withAccessLog(s.withTracing(s.withRecovery(s.withCORS(s.withAuth(s.withBodyLimit(next)))))))
 }
 
 // withRequestID takes the request id from X-Request-Id (when sane) or

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eddy-run/eddy/internal/ijson"
 	"github.com/eddy-run/eddy/problem"
 )
 
@@ -85,25 +87,44 @@ func limitParam(q url.Values) (int, error) {
 	return n, nil
 }
 
-// decodeJSON decodes the request body into dst: exactly one JSON value,
-// with unknown object fields refused when strict is set.
+// decodeJSON decodes the request body into dst: exactly one JSON value
+// that passes the strict I-JSON gate (ijson.Check: valid UTF-8, no
+// duplicate keys, numbers a float64 holds), with unknown object fields
+// refused when strict is set.
 func decodeJSON(r *http.Request, dst any, strict bool) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if err := checkBody(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return badRequest("request body has data after the JSON value")
-	}
 	return nil
+}
+
+// checkBody passes a request body through the one strict JSON gate; a
+// refusal is bad_request with details.offset, the byte it concerns.
+func checkBody(body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("request body is empty; want JSON")
+	}
+	return ijsonProblem("request body", ijson.Check(body))
+}
+
+// ijsonProblem renders an ijson refusal as bad_request naming what.
+func ijsonProblem(what string, err error) error {
+	var e *ijson.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return badRequest("%s: %s", what, e.Error()).With("offset", e.Offset)
 }
 
 // decodeObject reads a body that must be one JSON object and returns it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
@@ -37,6 +38,10 @@ func (s *Server) toProblem(r *http.Request, err error) *problem.Error {
 	switch {
 	case errors.As(err, &pe):
 		return pe
+	case changelog.StoreUnavailable(err) != nil:
+		s.logger.WarnContext(r.Context(), "store unavailable", "request_id", requestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "err", err)
+		return changelog.StoreUnavailable(err)
 	case errors.As(err, &hu):
 		return problem.New(problem.Compacted, "%s", hu.Error()).With("horizon", hu.Horizon)
 	case errors.As(err, &mbe):
@@ -60,8 +65,11 @@ func (s *Server) toProblem(r *http.Request, err error) *problem.Error {
 
 // writeProblem writes pe with the status its code maps to.
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, pe *problem.Error) {
-	if pe.Code == problem.Unauthorized {
+	switch pe.Code {
+	case problem.Unauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="eddy"`)
+	case problem.Unavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(changelog.RetryAfter))
 	}
 	s.writeJSON(w, r, problem.Status(pe.Code), problemBody{Error: pe})
 }

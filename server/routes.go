@@ -1,13 +1,17 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
 
 // routes registers every endpoint of this server.
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	if s.metrics != nil {
-		s.mux.Handle("GET /metrics", s.metrics.Handler())
+		s.handleHTTP("GET /metrics", s.metrics.Handler())
 	}
 
 	s.handle("GET /api/v1", s.discovery)
@@ -55,6 +59,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/spaces/{space}/fence", s.fence)
 	s.viewRoutes()
 	s.pushRoutes()
+	s.journalRoutes()
 
 	s.handle("POST /api/v1/tokens", s.createToken)
 	s.handle("GET /api/v1/tokens", s.listTokens)
@@ -67,13 +72,41 @@ func (s *Server) routes() {
 // renderer instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle registers h under pattern, rendering its errors.
+// handle registers h under pattern, rendering its errors. Every route
+// refuses a malformed query string and, under /spaces/{space}, an
+// invalid space name before h runs: one place, so no handler forgets.
 func (s *Server) handle(pattern string, h handlerFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+	spaced := strings.Contains(pattern, "{space}")
+	s.handleHTTP(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := checkRequest(r, spaced)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
+}
+
+// handleHTTP registers h under pattern and records the pattern (the
+// OpenAPI test compares them with docs/openapi.yaml). Every route goes
+// through here.
+func (s *Server) handleHTTP(pattern string, h http.Handler) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, h)
+}
+
+// checkRequest refuses what no handler can serve: a query string that
+// does not decode (url.Values would silently drop the bad parameter)
+// and, when spaced, a space name that no space can have.
+func checkRequest(r *http.Request, spaced bool) error {
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return badRequest("malformed query string: %v", err).With("query", r.URL.RawQuery)
+	}
+	if spaced {
+		return validSpace(r.PathValue("space"))
+	}
+	return nil
 }
 
 // dispatch routes a request. Requests no pattern serves (404, 405) are

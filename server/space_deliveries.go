@@ -19,36 +19,42 @@ var spaceDeliveriesParams = []string{"trigger", "status", "when", "limit", "afte
 // a when that matches nothing still answers in bounded time.
 const maxDeliveryScan = 10_000
 
-// deliveryMatcher decides which deliveries a request shows: those whose
-// row the principal may read and, with a when, whose row it matches.
+// deliveryMatcher decides which deliveries a request shows: those of
+// triggers whose deliveries the reader may see (auth's CanSeeDeliveries)
+// and, with a when, whose row it matches.
 type deliveryMatcher struct {
-	s     *Server
-	p     *auth.Principal
-	space string
-	when  *predicate.Row
-	rows  map[int64]*store.Row // by seq; nil when pruned
+	s      *Server
+	rd     *auth.Reader
+	scopes *definitionScopes
+	space  string
+	when   *predicate.Row
+	ev     *predicate.Eval      // when's evaluator for this request, made on first use
+	rows   map[int64]*store.Row // by seq; nil when pruned
 }
 
 // newDeliveryMatcher compiles when (param names it in errors; "" matches
 // every row).
-func (s *Server) newDeliveryMatcher(p *auth.Principal, space, param, when string) (*deliveryMatcher, error) {
-	m := &deliveryMatcher{s: s, p: p, space: space, rows: map[int64]*store.Row{}}
-	if when == "" {
-		return m, nil
+func (s *Server) newDeliveryMatcher(ctx context.Context, rd *auth.Reader, space, param, when string) (*deliveryMatcher, error) {
+	m := &deliveryMatcher{s: s, rd: rd, space: space, rows: map[int64]*store.Row{}}
+	if when != "" {
+		prg, err := predicate.CompileRow(param, when)
+		if err != nil {
+			return nil, err
+		}
+		m.when = prg
 	}
-	prg, err := predicate.CompileRow(param, when)
+	sc, err := s.definitionScopes(ctx, space)
 	if err != nil {
 		return nil, err
 	}
-	m.when = prg
+	m.scopes = sc
 	return m, nil
 }
 
-// match reports whether d is shown. A delivery's row has its entity's
-// type (the row's primary entity), so readability needs no read; when
-// reads the row, and a pruned row matches no when.
+// match reports whether d is shown. when reads the row, and a pruned row
+// matches no when.
 func (m *deliveryMatcher) match(ctx context.Context, d *engine.Delivery) (bool, error) {
-	if !m.p.CanReadRow(&store.Row{Seq: d.Seq, Type: d.Entity.Type, EntityID: d.Entity.ID}) {
+	if !m.rd.CanSeeDeliveries(m.scopes.triggerNamed(d.Trigger)) {
 		return false, nil
 	}
 	if m.when == nil {
@@ -58,7 +64,11 @@ func (m *deliveryMatcher) match(ctx context.Context, d *engine.Delivery) (bool, 
 	if err != nil || row == nil {
 		return false, err
 	}
-	return m.when.Allow(row), nil
+	if m.ev == nil {
+		m.ev = m.when.Evaluator(ctx, m.s.whenBudget)
+	}
+	ok := m.ev.Allow(row)
+	return ok, m.ev.Err()
 }
 
 // row reads the wire row seq once per request (nil when pruned).
@@ -86,7 +96,7 @@ func (m *deliveryMatcher) row(ctx context.Context, seq int64) (*store.Row, error
 // next is the end.
 func (s *Server) listSpaceDeliveries(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
@@ -103,7 +113,7 @@ func (s *Server) listSpaceDeliveries(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	m, err := s.newDeliveryMatcher(p, space, "when", q.Get("when"))
+	m, err := s.newDeliveryMatcher(r.Context(), rd, space, "when", q.Get("when"))
 	if err != nil {
 		return err
 	}

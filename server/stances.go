@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-run/eddy/engine"
@@ -10,11 +11,13 @@ import (
 
 // stances answers GET .../changes/{seq}/stances with every trigger's
 // stance on the row: {"seq": N, "stances": [{"trigger", "stance",
-// "delivery"?, "error"?}]}. Any role that may read the space's
-// definitions may ask.
+// "delivery"?, "error"?}]}. The row must be readable (auth's
+// CanReadCommit, else forbidden), and only triggers the principal may
+// see are listed, so stances are never an oracle about other rows.
 func (s *Server) stances(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
+	rd, sc, err := s.readDefinitions(r, space)
+	if err != nil {
 		return err
 	}
 	seq, err := s.stanceSeq(r, space)
@@ -28,6 +31,16 @@ func (s *Server) stances(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	c, err := s.log.Commit(r.Context(), space, seq)
+	if err != nil {
+		return err
+	}
+	if !rd.CanReadCommit(&c) {
+		return forbidden("token may not read row %d", seq)
+	}
+	st.Stances = slices.DeleteFunc(st.Stances, func(x engine.Stance) bool {
+		return !rd.CanSeeDefinition(sc.triggerNamed(x.Trigger))
+	})
 	if st.Stances == nil {
 		st.Stances = []engine.Stance{}
 	}

@@ -55,11 +55,11 @@ type treeDelivery struct {
 // the token may not read keep their place with hidden: true.
 func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	rd, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
-	if !p.Has(auth.ScopeLogRead) {
+	if !rd.Principal().Has(auth.ScopeLogRead) {
 		return forbidden("the causal tree needs scope %s", auth.ScopeLogRead)
 	}
 	q := r.URL.Query()
@@ -78,10 +78,14 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !canReadCommit(p, &t.Start) {
+	if !rd.CanReadCommit(&t.Start) {
 		return forbidden("token may not read row %d", seq)
 	}
-	s.writeJSON(w, r, http.StatusOK, treeView(p, &t))
+	sc, err := s.definitionScopes(r.Context(), space)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, treeView(rd, sc, &t))
 	return nil
 }
 
@@ -97,24 +101,31 @@ func treeRowsParam(v string) (int, error) {
 	return n, nil
 }
 
-// treeView is the API shape of a tree for p.
-func treeView(p *auth.Principal, t *causality.Tree) treeAnswer {
+// treeView is the API shape of a tree for rd: rows it may not read keep
+// their place (seq, depth, causedBy) with hidden: true, and name the
+// delivery that wrote them only when rd may see that trigger's
+// deliveries; deliveries are listed only of such triggers.
+func treeView(rd *auth.Reader, sc *definitionScopes, t *causality.Tree) treeAnswer {
 	out := treeAnswer{Seq: t.Seq, Root: t.Root, Pruned: t.Pruned, Truncated: t.Truncated,
-		Rows: make([]treeRow, len(t.Commits)), Deliveries: make([]treeDelivery, len(t.Deliveries))}
+		Rows: make([]treeRow, len(t.Commits)), Deliveries: []treeDelivery{}}
 	for i := range t.Commits {
 		c := &t.Commits[i]
 		pv := c.Provenance
-		row := treeRow{Seq: c.Seq, Depth: pv.Depth, CausedBy: pv.CausedBy, Trigger: pv.Trigger, Delivery: pv.Delivery}
-		if canReadCommit(p, c) {
-			row.Row = &c.Row
-		} else {
-			row.Hidden = true
+		row := treeRow{Seq: c.Seq, Depth: pv.Depth, CausedBy: pv.CausedBy, Hidden: true}
+		if rd.CanReadCommit(c) {
+			row.Hidden, row.Row = false, &c.Row
+		}
+		if pv.Trigger != "" && (!row.Hidden || rd.CanSeeDeliveries(sc.triggerNamed(pv.Trigger))) {
+			row.Trigger, row.Delivery = pv.Trigger, pv.Delivery
 		}
 		out.Rows[i] = row
 	}
-	for i, d := range t.Deliveries {
-		out.Deliveries[i] = treeDelivery{ID: d.ID, Trigger: d.Trigger, Seq: d.Seq, Status: d.Status,
-			Attempts: d.Attempts, Depth: d.Depth, LastError: d.LastError}
+	for _, d := range t.Deliveries {
+		if !rd.CanSeeDeliveries(sc.triggerNamed(d.Trigger)) {
+			continue
+		}
+		out.Deliveries = append(out.Deliveries, treeDelivery{ID: d.ID, Trigger: d.Trigger, Seq: d.Seq, Status: d.Status,
+			Attempts: d.Attempts, Depth: d.Depth, LastError: d.LastError})
 	}
 	return out
 }

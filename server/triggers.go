@@ -5,18 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+
+	"github.com/eddy-run/eddy/triggers"
 )
 
-// listTriggers answers GET .../triggers with {"triggers": [...]}.
+// listTriggers answers GET .../triggers with {"triggers": [...]}: those
+// the principal may see (auth's CanSeeDefinition over the types each
+// touches).
 func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if err := s.readDefinitions(r, space); err != nil {
+	rd, sc, err := s.readDefinitions(r, space)
+	if err != nil {
 		return err
 	}
 	ts, err := s.defs.Triggers(r.Context(), space)
 	if err != nil {
 		return err
 	}
+	ts = slices.DeleteFunc(ts, func(t *triggers.Trigger) bool { return !rd.CanSeeDefinition(sc.trigger(t)) })
 	s.writeJSON(w, r, http.StatusOK, map[string]any{"triggers": ts})
 	return nil
 }
@@ -25,12 +32,16 @@ func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 // runtime "status" when the engine runs and has state for it.
 func (s *Server) getTrigger(w http.ResponseWriter, r *http.Request) error {
 	space, name := r.PathValue("space"), r.PathValue("name")
-	if err := s.readDefinitions(r, space); err != nil {
+	rd, sc, err := s.readDefinitions(r, space)
+	if err != nil {
 		return err
 	}
 	t, err := s.defs.Trigger(r.Context(), space, name)
 	if err != nil {
 		return err
+	}
+	if !rd.CanSeeDefinition(sc.trigger(t)) {
+		return hiddenDefinition("trigger", name)
 	}
 	st, err := s.triggerStatus(r.Context(), space, name)
 	if err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -35,7 +36,7 @@ func (s *Server) listTypes(w http.ResponseWriter, r *http.Request) error {
 // getType answers GET .../types/{type}.
 func (s *Server) getType(w http.ResponseWriter, r *http.Request) error {
 	space, typ := r.PathValue("space"), r.PathValue("type")
-	if _, err := authorizeType(r, space, typ, accessRead); err != nil {
+	if _, err := s.readerType(r, space, typ); err != nil {
 		return err
 	}
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
@@ -64,6 +65,9 @@ func (s *Server) putType(w http.ResponseWriter, r *http.Request) error {
 	if err := validType(typ); err != nil {
 		return err
 	}
+	if changelog.EngineType(typ) {
+		return problem.Param("type", "%q is the engine's own type: it takes no definition", typ)
+	}
 	raw, err := decodeObject(r, "type definition")
 	if err != nil {
 		return err
@@ -74,6 +78,9 @@ func (s *Server) putType(w http.ResponseWriter, r *http.Request) error {
 	}
 	td, err := s.log.PutType(r.Context(), space, typ, raw)
 	if err != nil {
+		return err
+	}
+	if err := s.refreshPolicy(r, space); err != nil {
 		return err
 	}
 	if err := s.setHead(w, r, space); err != nil {
@@ -98,11 +105,22 @@ func (s *Server) deleteType(w http.ResponseWriter, r *http.Request) error {
 	if err := s.log.DeleteType(r.Context(), space, typ); err != nil {
 		return err
 	}
+	if err := s.refreshPolicy(r, space); err != nil {
+		return err
+	}
 	if err := s.setHead(w, r, space); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// refreshPolicy loads the space's access policy after a type definition
+// changed, so the watch streams of this process judge by it from their
+// next row (see liveReader).
+func (s *Server) refreshPolicy(r *http.Request, space string) error {
+	_, err := s.auth.Policies().For(r.Context(), space)
+	return err
 }
 
 // setHead sets Eddy-Seq to the space head, for writes that append nothing.

@@ -28,7 +28,7 @@ func (s *Server) viewRoutes() {
 // every type the token may read.
 func (s *Server) listViews(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := viewRequest(r, space, accessRead, nil)
+	p, err := s.viewRequest(r, space, accessRead, nil)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Server) listViews(w http.ResponseWriter, r *http.Request) error {
 // not read is not_found to it.
 func (s *Server) getView(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := viewRequest(r, space, accessRead, nil)
+	p, err := s.viewRequest(r, space, accessRead, nil)
 	if err != nil {
 		return err
 	}
@@ -60,16 +60,9 @@ func (s *Server) getView(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// canSeeView reports whether p may read every type of a view, asking the
-// principal's one readability rule.
-func canSeeView(p *auth.Principal, v views.View) bool {
-	for _, t := range v.Types {
-		if !canUseType(p, t) {
-			return false
-		}
-	}
-	return true
-}
+// canSeeView reports whether rd may read every type of a view (auth's
+// CanReadTypes; each record is then judged on its own).
+func canSeeView(rd *auth.Reader, v views.View) bool { return rd.CanReadTypes(v.Types) }
 
 // putView answers PUT .../views/{view} (admin): 201 when new, else 200,
 // with the saved view.
@@ -122,12 +115,12 @@ type openBootstrapBody struct {
 func (s *Server) openBootstrap(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
 	var body openBootstrapBody
-	p, err := viewRequest(r, space, accessRead, &body)
+	p, err := s.viewRequest(r, space, accessRead, &body)
 	if err != nil {
 		return err
 	}
 	op, err := s.views.Open(r.Context(), views.OpenParams{Space: space, View: r.PathValue("view"),
-		PageSize: body.PageSize, Strategy: body.Strategy, At: body.At, Reader: views.Identify(p, p.TokenID)})
+		PageSize: body.PageSize, Strategy: body.Strategy, At: body.At, Reader: views.Identify(p, p.Principal().TokenID)})
 	if err != nil {
 		return err
 	}
@@ -138,11 +131,11 @@ func (s *Server) openBootstrap(w http.ResponseWriter, r *http.Request) error {
 // bootstrapPage answers GET .../views/{view}/bootstrap/{token}.
 func (s *Server) bootstrapPage(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := viewRequest(r, space, accessRead, nil)
+	p, err := s.viewRequest(r, space, accessRead, nil)
 	if err != nil {
 		return err
 	}
-	page, err := s.views.Page(r.Context(), space, r.PathValue("view"), r.PathValue("token"), views.Identify(p, p.TokenID))
+	page, err := s.views.Page(r.Context(), space, r.PathValue("view"), r.PathValue("token"), views.Identify(p, p.Principal().TokenID))
 	if err != nil {
 		return err
 	}
@@ -154,7 +147,7 @@ func (s *Server) bootstrapPage(w http.ResponseWriter, r *http.Request) error {
 // page, or with watch=1 the live view stream.
 func (s *Server) viewDelta(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	p, err := authorize(r, space, accessRead)
+	p, err := s.readerFor(r, space, accessRead)
 	if err != nil {
 		return err
 	}
@@ -172,7 +165,7 @@ func (s *Server) viewDelta(w http.ResponseWriter, r *http.Request) error {
 			return problem.Param("budget", "%q is not a commit budget (want an integer from 1 to %d)", q.Get("budget"), views.MaxBudget)
 		}
 	}
-	dp := views.DeltaParams{Space: space, View: r.PathValue("view"), Cursor: q.Get("cursor"), Budget: budget, Reader: views.Identify(p, p.TokenID)}
+	dp := views.DeltaParams{Space: space, View: r.PathValue("view"), Cursor: q.Get("cursor"), Budget: budget, Reader: views.Identify(p, p.Principal().TokenID)}
 	if watching {
 		return s.views.Watch(w, r, dp)
 	}
@@ -200,7 +193,7 @@ type backtestViewBody struct {
 func (s *Server) backtestView(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
 	var body backtestViewBody
-	p, err := viewRequest(r, space, accessAdmin, &body)
+	p, err := s.viewRequest(r, space, accessAdmin, &body)
 	if err != nil {
 		return err
 	}
@@ -224,7 +217,7 @@ func (s *Server) backtestView(w http.ResponseWriter, r *http.Request) error {
 // its new epoch: every view cursor of the space must reset.
 func (s *Server) rotateEpoch(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
-	if _, err := viewRequest(r, space, accessAdmin, &struct{}{}); err != nil {
+	if _, err := s.viewRequest(r, space, accessAdmin, &struct{}{}); err != nil {
 		return err
 	}
 	sp, err := s.views.RotateEpoch(r.Context(), space)
@@ -236,10 +229,11 @@ func (s *Server) rotateEpoch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// viewRequest authorizes a request without query parameters and decodes
-// its optional strict JSON body into body (nil: no body is read).
-func viewRequest(r *http.Request, space string, need access, body any) (*auth.Principal, error) {
-	p, err := authorize(r, space, need)
+// viewRequest authorizes a request without query parameters, decodes
+// its optional strict JSON body into body (nil: no body is read) and
+// returns the principal's Reader.
+func (s *Server) viewRequest(r *http.Request, space string, need access, body any) (*auth.Reader, error) {
+	p, err := s.readerFor(r, space, need)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,10 @@ var (
 	// another writer moved the space or an entity since the caller last
 	// saw it. Nothing was written; retry without an expectation.
 	ErrStale = errors.New("stale write expectation")
+	// ErrUnavailable reports that the database cannot be reached (a
+	// refused or broken connection, a server shutting down, a closed
+	// pool). Nothing can be said of the operation; retry later.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Space is one space's row: the consistency boundary with its own log.
@@ -338,6 +342,16 @@ type Store interface {
 	// TokenDelete revokes a token; ErrNotFound if absent.
 	TokenDelete(ctx context.Context, id string) error
 
+	// CommitLanded reports whether the commit at seq of space was written
+	// by the write transaction that began with WriteBeginParams.WriteID
+	// writeID. It first waits for any transaction holding the space's
+	// write lock to end, so a transaction whose Commit failed ambiguously
+	// (the connection broke after COMMIT was sent) has certainly committed
+	// or rolled back when it answers. No commit at seq (above the
+	// horizon) is false; a commit at seq pruned away is an error, since
+	// nothing can then be known.
+	CommitLanded(ctx context.Context, space string, seq, writeID int64) (bool, error)
+
 	// ReceiptsExpire deletes at most limit stored receipts, of every
 	// space, created before before, oldest first, and returns how many it
 	// deleted. A limit below 1 deletes nothing.
@@ -347,6 +361,7 @@ type Store interface {
 	CausalStore
 	ViewStore
 	ClientStore
+	JournalStore
 }
 
 // WriteBeginParams names what a write transaction reads up front.
@@ -356,6 +371,10 @@ type WriteBeginParams struct {
 	MutationIDs []string
 	// ReceiptsSince ignores stored receipts older than this time.
 	ReceiptsSince time.Time
+	// WriteID, if not 0, is stored with every commit the transaction
+	// appends, so CommitLanded can tell afterwards whether a transaction
+	// whose Commit failed in fact committed.
+	WriteID int64
 	// Clients are the push clients to load under the space lock
 	// (WriteTx.Clients). A transaction that loads clients is never
 	// optimistic: WriteBegin ignores Expect when Clients is set.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,6 +56,8 @@ type Telemetry struct {
 
 	viewsMu sync.RWMutex
 	views   *viewInstruments // guarded by viewsMu; set by WatchViews
+
+	journal atomic.Pointer[journalInstruments] // set by WatchJournal
 
 	committed, failed metric.MeasurementOption
 }

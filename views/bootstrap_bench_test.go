@@ -58,7 +58,7 @@ func BenchmarkBootstrap(b *testing.B) {
 	}
 	// Identified, as the server makes every reader: a frozen session is
 	// judged for its opener once, when it is materialized.
-	admin := views.Identify(&auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin}, "bench")
+	admin := views.Identify(auth.NewReader(&auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin}, nil), "bench")
 	srv := httptest.NewServer(server.New(server.Config{Log: lg, Auth: auth.NewService(st), Views: svc,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
 	b.Cleanup(srv.Close)

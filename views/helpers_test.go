@@ -53,7 +53,7 @@ var drivers = []driver{
 }
 
 // admin reads everything.
-var admin = &auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"}
+var admin = auth.NewReader(&auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"}, nil)
 
 // env is one test's store, log, clock and views service, on space "s".
 type env struct {

@@ -32,11 +32,13 @@ type Change struct {
 	Record  *store.Record `json:"record,omitempty"`
 }
 
-// Reader decides which record snapshots a reader may see.
-// (*auth.Principal).CanReadRecord is the one such rule; the projector
-// asks it about every snapshot it judges, before and after.
+// Reader decides which record snapshots a reader may see. *auth.Reader
+// is the one such rule; the projector asks it about every snapshot it
+// judges, before and after, and a view is served only to a reader
+// allowed every type it reads.
 type Reader interface {
 	CanReadRecord(r *store.Record) bool
+	CanReadTypes(types []string) bool
 }
 
 // Identified is a Reader that names who it is (a token id). A frozen

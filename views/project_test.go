@@ -12,10 +12,12 @@ import (
 type readAll struct{}
 
 func (readAll) CanReadRecord(*store.Record) bool { return true }
+func (readAll) CanReadTypes([]string) bool       { return true }
 
 type readNot string
 
 func (n readNot) CanReadRecord(r *store.Record) bool { return r.ID != string(n) }
+func (readNot) CanReadTypes([]string) bool           { return true }
 
 func task(id string, version int64, props string) *store.Record {
 	return &store.Record{Type: "task", ID: id, Version: version, Kind: store.KindLive, Properties: json.RawMessage(props)}

@@ -339,10 +339,10 @@ func (s *Service) typeHashes(ctx context.Context, sp store.Space) (map[string]st
 }
 
 // authorize refuses a reader that may not read every type of the view:
-// it asks the reader's one rule about each type.
+// it asks the reader's one rule (auth) about each type.
 func authorize(d *Definition, r Reader) error {
 	for _, t := range d.Types() {
-		if !r.CanReadRecord(&store.Record{Type: t}) {
+		if !r.CanReadTypes([]string{t}) {
 			return problem.New(problem.Forbidden, "token may not read type %q, which view %q reads", t, d.Name())
 		}
 	}

@@ -78,6 +78,15 @@ func (s *connSink) write(b []byte) error {
 	return err
 }
 
+// watchClose calls gone when the client closes its end of the
+// connection (or sends anything: a streaming request has nothing more to
+// say), or when close closes it.
+func (s *connSink) watchClose(gone func()) {
+	var b [1]byte
+	_, _ = s.conn.Read(b[:])
+	gone()
+}
+
 // close sends the last chunk and closes the connection.
 func (s *connSink) close() {
 	if s.head == nil {

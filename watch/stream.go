@@ -26,6 +26,20 @@ type Params struct {
 	// may read and a compiled `when`. Rows it rejects are consumed and
 	// covered by progress bookmarks.
 	Filter changelog.Filter
+	// Budget, if set, is the evaluation budget Filter's Allow spends (a
+	// compiled when's): the stream starts it afresh before every batch it
+	// judges (a catch-up read, a fan-out batch) and, once it fails, ends
+	// with the terminal frame of its error.
+	Budget Budget
+}
+
+// Budget is a per-batch evaluation budget (predicate.Eval implements it).
+type Budget interface {
+	// Reset starts a fresh budget whose evaluations end with ctx (the
+	// stream's context).
+	Reset(ctx context.Context)
+	// Err is the error that exhausted the budget, or nil.
+	Err() error
 }
 
 // Serve streams the watch p selects to w as ndjson. Errors found before
@@ -52,9 +66,16 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	wt := h.newWatcher(p, from)
 	if s, ok := hijack(w, r, h.takeover); ok {
 		wt.sink = s
+		ctx, cancel := context.WithCancel(h.ctx)
+		if p.Budget != nil {
+			// A when costs CPU per row: notice at once when the client
+			// goes, not at the next write.
+			go s.watchClose(cancel)
+		}
 		go func() {
 			defer h.exit()
-			wt.serve(h.ctx, caughtUp)
+			defer cancel()
+			wt.serve(ctx, caughtUp)
 		}()
 		return nil
 	}
@@ -92,6 +113,7 @@ type watcher struct {
 	sh    *spaceHub
 	space string
 	f     changelog.Filter
+	b     Budget // may be nil
 	sink  sink
 	timer *time.Timer // the idle heartbeat
 	buf   []byte      // lines not yet written
@@ -100,7 +122,7 @@ type watcher struct {
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
-	return &watcher{h: h, sh: h.space(p.Space), space: p.Space, f: p.Filter, pos: from, told: from}
+	return &watcher{h: h, sh: h.space(p.Space), space: p.Space, f: p.Filter, b: p.Budget, pos: from, told: from}
 }
 
 // serve sends the opening bookmark, runs the stream and ends it.
@@ -131,7 +153,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				continue
 			}
 			ch = c
-			if err := wt.deliver(pending); err != nil {
+			if err := wt.deliver(ctx, pending); err != nil {
 				return err
 			}
 		}
@@ -141,7 +163,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				ch, caughtUp = nil, false
 				continue
 			}
-			if err := wt.deliver(items); err != nil {
+			if err := wt.deliver(ctx, items); err != nil {
 				return err
 			}
 		case <-wt.timer.C:
@@ -168,7 +190,11 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	if hook := wt.h.beforeCatchUp; hook != nil {
 		hook(wt.pos)
 	}
+	wt.resetBudget(ctx)
 	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.h.opts.CatchUpBatch)
+	if err == nil {
+		err = wt.budgetErr()
+	}
 	if err != nil {
 		return false, err
 	}
@@ -184,21 +210,43 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 }
 
 // deliver sends the rows of a fan-out batch the watcher has not seen and
-// its filter selects.
-func (wt *watcher) deliver(items []item) error {
+// its filter selects (reading a row's commit when the filter needs it to
+// judge the row).
+func (wt *watcher) deliver(ctx context.Context, items []item) error {
+	wt.resetBudget(ctx)
 	for i := range items {
 		it := &items[i]
 		if it.row.Seq <= wt.pos {
 			continue
 		}
+		ok, err := wt.h.log.Admit(ctx, wt.space, &it.row, &wt.f)
+		if err != nil {
+			return err
+		}
 		wt.pos = it.row.Seq
-		if wt.f.Match(&it.row) {
+		if ok {
 			wt.buf = append(wt.buf, it.line...)
 			wt.told = wt.pos
+		}
+		if err := wt.budgetErr(); err != nil {
+			return err
 		}
 	}
 	wt.bookmark()
 	return wt.flush()
+}
+
+func (wt *watcher) resetBudget(ctx context.Context) {
+	if wt.b != nil {
+		wt.b.Reset(ctx)
+	}
+}
+
+func (wt *watcher) budgetErr() error {
+	if wt.b == nil {
+		return nil
+	}
+	return wt.b.Err()
 }
 
 // bookmark adds a progress bookmark when rows were consumed but not sent.
@@ -258,6 +306,8 @@ func terminal(err error) *problem.Error {
 		return problem.New(problem.Unavailable, "the server is shutting down; resume from the last seq or bookmark")
 	case errors.As(err, &pe):
 		return pe
+	case changelog.StoreUnavailable(err) != nil:
+		return changelog.StoreUnavailable(err)
 	case errors.As(err, &hu):
 		return problem.New(problem.Compacted, "%s", hu.Error()).With("horizon", hu.Horizon)
 	default:

@@ -457,9 +457,11 @@ func (a *app) pruneCommand() *cobra.Command {
 		Short: "Delete commits up to a seq and move the horizon (admin)",
 		Long: `Delete the space's commits with seq <= --through and move its horizon there.
 Nothing is renumbered and the head never moves back. Cursors below the new
-horizon get 'compacted'. Once triggers run from cursors, pruning past an
-enabled trigger's cursor will be refused unless --force; today --force has
-no effect.`,
+horizon get 'compacted'. Pruning past rows an enabled trigger has not
+judged yet, or that an open delivery still needs, is refused (conflict,
+triggers_behind, with the highest seq it may prune through and the
+triggers behind); --force prunes anyway, and those triggers never see the
+pruned rows.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("through") {
@@ -472,7 +474,7 @@ no effect.`,
 		}),
 	}
 	cmd.Flags().Int64Var(&through, "through", 0, "delete commits with seq <= this")
-	cmd.Flags().BoolVar(&force, "force", false, "prune even past an enabled trigger's cursor (no effect until triggers run)")
+	cmd.Flags().BoolVar(&force, "force", false, "prune even past rows enabled triggers have not judged or open deliveries need")
 	return cmd
 }
 

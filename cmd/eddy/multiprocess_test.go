@@ -92,6 +92,19 @@ func startProcess(t *testing.T, bin, database string, extra ...string) *process 
 	return p
 }
 
+// shareToken copies from's admin.token into to's data directory: only the
+// first process on a database writes one.
+func shareToken(t *testing.T, from, to *process) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(from.dir, tokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(to.dir, tokenFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitHealthy waits for GET /healthz to answer 200.
 func waitHealthy(t *testing.T, p *process) {
 	t.Helper()
@@ -147,6 +160,7 @@ func TestTwoProcessesWatch(t *testing.T) {
 	// idle timer.
 	a := startProcess(t, bin, database, "--heartbeat", "1m")
 	b := startProcess(t, bin, database, "--heartbeat", "1m")
+	shareToken(t, a, b)
 
 	stdout, stderr, stop := startWatchAt(t, b.url, b.dir, "--json", "--idle-timeout", "0")
 	waitFor(t, "the opening bookmark", func() bool { return strings.HasPrefix(stdout.String(), `{"bookmark":0}`) })

@@ -60,7 +60,7 @@ commands talk to a running server over HTTP.`,
 		a.putCommand(), a.patchCommand(), a.deleteCommand(), a.getCommand(), a.listCommand(),
 		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
 		a.causesCommand(), a.stancesCommand(), a.fenceCommand(),
-		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(),
+		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(), a.journalCommand(),
 		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(), a.syncCommand(),
 	)
 	return root

@@ -19,7 +19,9 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/telemetry"
 	"github.com/eddy-run/eddy/views"
 )
 
@@ -37,10 +39,15 @@ type serveOptions struct {
 	viewSessionTTL  time.Duration
 	clientRetention time.Duration
 
+	safeWindowSeconds    float64
+	journalRetentionDays int
+
 	noTriggers   bool
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
 	triggerBatch int
+
+	ops opsOptions
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -50,8 +57,10 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Run the eddy server",
 		Long: `Run the eddy server. With no --database it keeps an embedded SQLite database
 at <data>/eddy.db; --database postgres://... (or EDDY_DATABASE_URL) selects
-PostgreSQL. Migrations run at start. On first start an admin token is
-created, written to <data>/admin.token (mode 0600) and printed.
+PostgreSQL. Migrations run at start. One process at a time may use a data
+directory: a second one exits saying which process holds it. On first start
+(when the store holds no admin token yet) an admin token is created, written
+to <data>/admin.token (mode 0600) and printed, once the server is listening.
 
 Retention: --retain-age and --retain-rows prune every space's log in the
 background, every --housekeep-interval (default: no pruning; when both are
@@ -63,6 +72,14 @@ Triggers: the engine evaluates every space's triggers and runs their
 deliveries. Several processes sharing one PostgreSQL database spread the
 triggers by leases (--lease-ttl); --no-triggers serves the API without
 running any trigger in this process.
+
+Operations: the port opens before migrations run; /healthz answers 200
+from then on and /readyz (and the API) 503 until the server is ready.
+--log-format json writes one JSON object a line, --log-level sets the
+least severe level logged. --cors-origin (repeatable) lets browser apps
+served from those origins call the API; preflights need no token. Traces
+are exported over OTLP/HTTP when the standard OpenTelemetry environment
+asks for it (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp, ...).
 
 SIGINT or SIGTERM shuts down gracefully: watch streams end first with the
 terminal frame {"error":{"code":"unavailable",...}}, then in-flight requests
@@ -91,10 +108,13 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.housekeepInterval, "housekeep-interval", changelog.DefaultHousekeepInterval, "how often retention and receipt expiry run")
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
+	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
+	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
+	o.ops.bind(cmd)
 }
 
 // validate checks the flag values a usage error must reject.
@@ -106,6 +126,10 @@ func (o *serveOptions) validate() error {
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.clientRetention <= 0:
 		return usagef("--client-retention must be positive")
+	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
+		return usagef("--safe-window-seconds must be above 0 and at most 3600")
+	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be between 1 and 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -119,7 +143,7 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
-	return nil
+	return o.ops.validate()
 }
 
 // config is the eddy.Config the options select.
@@ -130,18 +154,43 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		NoEngine:          o.noTriggers,
 		ViewSessionTTL:    o.viewSessionTTL,
 		ClientRetention:   o.clientRetention,
+		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
+		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
-// serve runs the server until ctx ends or SIGINT/SIGTERM arrives.
+// serve runs the server until ctx ends or SIGINT/SIGTERM arrives. It
+// listens first and answers the probes while the store migrates (/readyz
+// is 503 until the server is built), then serves the API.
 func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(a.stderr, nil))
+	logger := o.ops.newLogger(a.stderr)
+	tracing, err := telemetry.StartTracing(ctx, a.getenv, version)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
+		defer cancel()
+		err = errors.Join(err, tracing.Shutdown(sctx))
+	}()
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	var h swapHandler
+	h.set(server.Starting(logger, "migrations are running"))
+	srv := &http.Server{Handler: &h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("starting: probes answer on http://"+ln.Addr().String()+" (/readyz is 503 until ready)", "addr", ln.Addr().String(), "traces", tracing.Exporting)
 
 	e, err := eddy.Open(ctx, o.config(a.data, logger))
 	if err != nil {
-		return err
+		return errors.Join(err, closeNow(srv, served))
 	}
 	defer func() {
 		if cerr := e.Close(); cerr != nil {
@@ -149,18 +198,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 		}
 	}()
 	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
-		return err
+		return errors.Join(err, closeNow(srv, served))
 	}
-
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry()}).Handler()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
+		CORSOrigins: o.ops.corsOrigins}).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {
@@ -186,6 +227,18 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	return nil
 }
 
+// closeNow closes a server that failed to start and waits for its Serve
+// to return.
+func closeNow(srv *http.Server, served <-chan error) error {
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close listener: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
 // bootstrapAdmin makes sure an admin token exists and prints it when it was
 // just created.
 func (a *app) bootstrapAdmin(ctx context.Context, e *eddy.Eddy, logger *slog.Logger) error {
@@ -194,10 +247,14 @@ func (a *app) bootstrapAdmin(ctx context.Context, e *eddy.Eddy, logger *slog.Log
 	if err != nil {
 		return fmt.Errorf("bootstrap admin token: %w", err)
 	}
-	if created {
+	switch {
+	case created:
 		fmt.Fprintf(a.stdout, "admin token: %s\n(stored in %s; the CLI reads it from there, or set EDDY_TOKEN)\n", secret, path)
-		return nil
+	case secret == "":
+		logger.Warn("the store already holds an admin token, so none was written to " + path +
+			"; use the one you have (EDDY_TOKEN, or copy it there)")
+	default:
+		logger.Info("admin token in " + path)
 	}
-	logger.Info("admin token in " + path)
 	return nil
 }

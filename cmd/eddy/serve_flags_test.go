@@ -97,3 +97,30 @@ func TestServeRetentionFlagsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestServeJournalFlags checks that the journal flags reach the
+// eddy.Config (defaults 2 s and 30 days) and that bad values are usage
+// errors.
+func TestServeJournalFlags(t *testing.T) {
+	t.Parallel()
+	parse := func(args ...string) (eddy.Config, error) {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, func(string) string { return "" })
+		if err := cmd.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		return o.config("d", nil), o.validate()
+	}
+	if cfg, err := parse(); err != nil || cfg.JournalSafeWindow != 2*time.Second || cfg.JournalRetention != 30*24*time.Hour {
+		t.Fatalf("defaults: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
+	}
+	if cfg, err := parse("--safe-window-seconds=0.5", "--journal-retention-days=7"); err != nil || cfg.JournalSafeWindow != 500*time.Millisecond || cfg.JournalRetention != 7*24*time.Hour {
+		t.Fatalf("set: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
+	}
+	for _, bad := range [][]string{{"--safe-window-seconds=0"}, {"--journal-retention-days=0"}} {
+		if _, err := parse(bad...); err == nil {
+			t.Errorf("%v: no usage error", bad)
+		}
+	}
+}

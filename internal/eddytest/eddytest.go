@@ -92,12 +92,14 @@ func (s *Server) Start() {
 	e, err := eddy.Open(context.Background(), eddy.Config{
 		DataDir: s.dir, DatabaseURL: s.dbURL, Logger: logger,
 		Engine: engine.Options{Poll: 50 * time.Millisecond, LeaseTTL: 2 * time.Second},
+		// A short journal safe window: tests wait for commits to settle.
+		JournalSafeWindow: 20 * time.Millisecond,
 	})
 	if err != nil {
 		s.t.Fatalf("open eddy: %v", err)
 	}
 	var h http.Handler = server.New(server.Config{
-		Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Engine: e.Engine(),
+		Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Journal: e.Journal(), Engine: e.Engine(),
 		Logger: logger, Version: "test",
 	}).Handler()
 	s.eddy = e

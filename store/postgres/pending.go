@@ -20,6 +20,8 @@ type pending struct {
 	// not touch one row twice.
 	recIdx  map[store.EntityKey]int
 	rcptIdx map[string]int
+	// writeID is stored with every commit (NULL when 0).
+	writeID int64
 }
 
 // commitBuf holds buffered commits rows.
@@ -186,13 +188,13 @@ func (w *pending) addReceipt(r store.StoredReceipt, created time.Time) error {
 // fixed, so its prepared form is cached per connection.
 const (
 	commitCols = `space, seq, ts, actor, op, entity_type, entity_id, entity2_type, entity2_id,
-		payload, receipt, provenance, caused_by, depth, changes`
+		payload, receipt, provenance, caused_by, depth, changes, write_id`
 	insertCommitQ = "INSERT INTO commits (" + commitCols + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 	insertCommitsQ = "INSERT INTO commits (" + commitCols + `)
-		SELECT $1::text, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[],
+		SELECT $1::text, u.*, $16::bigint FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[],
 			$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-			$13::bigint[], $14::int[], $15::text[])`
+			$13::bigint[], $14::int[], $15::text[]) AS u`
 
 	entityCols     = "space, type, id, version, kind, properties, links, group_versions, created_at, updated_at"
 	entityConflict = `ON CONFLICT (space, type, id) DO UPDATE SET version = EXCLUDED.version,
@@ -234,7 +236,7 @@ const (
 // the head update (an optimistic transaction's claim already moved it).
 // The caller queues COMMIT.
 func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bool) {
-	w.commits.queue(b, space)
+	w.commits.queue(b, space, w.writeID)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
 	if last > head {
@@ -246,16 +248,20 @@ func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bo
 }
 
 // queue adds the commits insert.
-func (k *commitBuf) queue(b *pgx.Batch, space string) {
+func (k *commitBuf) queue(b *pgx.Batch, space string, writeID int64) {
+	var wid *int64
+	if writeID != 0 {
+		wid = &writeID
+	}
 	switch len(k.seq) {
 	case 0:
 	case 1:
 		b.Queue(insertCommitQ, space, k.seq[0], k.ts[0], k.actor[0], k.op[0], k.etype[0], k.eid[0],
 			k.etype2[0], k.eid2[0], k.payload[0], k.receipt[0], k.provenance[0], k.causedBy[0],
-			k.depth[0], k.changes[0])
+			k.depth[0], k.changes[0], wid)
 	default:
 		b.Queue(insertCommitsQ, space, k.seq, k.ts, k.actor, k.op, k.etype, k.eid, k.etype2, k.eid2,
-			k.payload, k.receipt, k.provenance, k.causedBy, k.depth, k.changes)
+			k.payload, k.receipt, k.provenance, k.causedBy, k.depth, k.changes, wid)
 	}
 }
 

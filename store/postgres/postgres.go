@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"runtime"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/eddy-run/eddy/store"
 )
@@ -90,7 +93,27 @@ func translate(err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == codeStaleExpectation {
 		return &sentinelError{sentinel: store.ErrStale, err: err}
 	}
+	if unreachable(err) {
+		return &sentinelError{sentinel: store.ErrUnavailable, err: err}
+	}
 	return err
+}
+
+// unreachable reports whether err says the database cannot be reached: a
+// failed or broken connection, a closed pool, or a server refusing
+// connections or shutting them down (SQLSTATE class 08, 57P01-57P03,
+// 53300).
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		c := pgErr.Code
+		return strings.HasPrefix(c, "08") || c == "57P01" || c == "57P02" || c == "57P03" || c == "53300"
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) ||
+		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // wrap translates err and adds short context; nil stays nil.

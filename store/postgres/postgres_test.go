@@ -248,3 +248,42 @@ func TestTranslate(t *testing.T) {
 		t.Error("wrap(nil) != nil")
 	}
 }
+
+// TestUnavailable: a closed pool and connections the server terminated
+// are store.ErrUnavailable.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	st, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SpaceCreate(ctx, "s", "e"); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Terminate every connection of st's pool (not admin's own).
+	const kill = `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`
+	if _, err := admin.Pool().Exec(ctx, kill); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SpaceGet(ctx, "s"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("read on a terminated connection: %v, want ErrUnavailable", err)
+	}
+	_ = st.Close()
+	if _, err := st.TokenByHash(ctx, []byte("h")); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("closed pool: %v, want ErrUnavailable", err)
+	}
+	if _, err := st.WriteBegin(ctx, store.WriteBeginParams{Space: "s"}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("write on a closed pool: %v, want ErrUnavailable", err)
+	}
+}

@@ -30,6 +30,7 @@ func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store
 		entities: make(map[store.EntityKey]store.Record, len(p.Entities)),
 		receipts: make(map[string]store.StoredReceipt, len(p.MutationIDs)),
 	}
+	tx.w.writeID = p.WriteID
 	if p.Expect != nil && len(p.Clients) == 0 {
 		tx.predict(p)
 		tx.next = tx.space.Head + 1

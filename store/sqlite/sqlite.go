@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -76,6 +77,9 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
+	if err := ownerOnly(abs); err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
 	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
 	w, err := openDB(ctx, dsn(abs, false, busy, o.Synchronous), 1)
 	if err != nil {
@@ -87,6 +91,26 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
 	}
 	return &Store{w: w, r: r}, nil
+}
+
+// ownerOnly creates the database file at abs with mode 0600 if it is
+// missing and takes any other permission away from it and its -wal and
+// -shm files. SQLite creates the -wal and -shm files with the database
+// file's mode, so they are 0600 too.
+func ownerOnly(abs string) error {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // dsn builds a modernc URI for the file at abs. The writer converts the
@@ -253,8 +277,28 @@ func translate(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
 			return fmt.Errorf("%w: %w", store.ErrExists, err)
 		}
+		if unavailableCodes[se.Code()&0xff] {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+	}
+	if errors.Is(err, sql.ErrConnDone) || err.Error() == errDBClosed {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// errDBClosed is the text of database/sql's unexported error for a
+// closed *sql.DB.
+const errDBClosed = "sql: database is closed"
+
+// unavailableCodes are the primary SQLite result codes that say the
+// database cannot be used now, not that the statement is wrong: another
+// process holds the lock past the busy timeout, the file cannot be opened
+// or read, the disk is full.
+var unavailableCodes = map[int]bool{
+	sqlite3.SQLITE_BUSY: true, sqlite3.SQLITE_LOCKED: true, sqlite3.SQLITE_IOERR: true,
+	sqlite3.SQLITE_CANTOPEN: true, sqlite3.SQLITE_FULL: true, sqlite3.SQLITE_READONLY: true,
+	sqlite3.SQLITE_PROTOCOL: true,
 }
 
 // wrap prefixes err with the driver name and an operation.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -249,5 +250,56 @@ func TestTokens(t *testing.T) {
 	}
 	if _, err := s.TokenByHash(ctx, []byte{1, 2, 3}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted token: %v, want ErrNotFound", err)
+	}
+}
+
+// TestUnavailable: a closed store is store.ErrUnavailable, for reads,
+// writes and token lookups.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	if _, err := st.SpaceGet(ctx, "s"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("read: %v, want ErrUnavailable", err)
+	}
+	if _, err := st.TokenByHash(ctx, []byte("h")); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("token lookup: %v, want ErrUnavailable", err)
+	}
+	if _, err := st.WriteBegin(ctx, store.WriteBeginParams{Space: "s"}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("write: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestFileModes: the database file and its -wal and -shm files are
+// readable by their owner only, also when an older file was wider.
+func TestFileModes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "eddy.db")
+	for round := range 2 {
+		st, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("round %d: %s mode %v, %v; want 0600", round, filepath.Base(p), fi.Mode().Perm(), err)
+			}
+		}
+		_ = st.Close()
+		if err := os.Chmod(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

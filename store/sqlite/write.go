@@ -30,8 +30,8 @@ WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
 	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
-entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, write_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	sqlUpsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
 group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -68,7 +68,7 @@ func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store
 	if err != nil {
 		return nil, wrap("write begin", err)
 	}
-	wt := &writeTx{s: s, tx: tx}
+	wt := &writeTx{s: s, tx: tx, writeID: p.WriteID}
 	if err := wt.load(ctx, p); err != nil {
 		_ = tx.Rollback()
 		return nil, wrap("write begin", err)
@@ -86,10 +86,11 @@ type writeTx struct {
 	receipts map[string]store.StoredReceipt
 	clients  map[string]store.PushClient
 
-	next   int64 // seq the next Append must carry
-	stmts  map[string]*sql.Stmt
-	failed error // first statement error; only Rollback is allowed after it
-	done   bool
+	next    int64 // seq the next Append must carry
+	writeID int64 // stored with every commit; 0 stores NULL
+	stmts   map[string]*sql.Stmt
+	failed  error // first statement error; only Rollback is allowed after it
+	done    bool
 }
 
 // stmt returns the cached write statement bound to this transaction.
@@ -267,6 +268,11 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	if a.commit, err = commitArgs(t.space.ID, c); err != nil {
 		return a, err
 	}
+	var wid any
+	if t.writeID != 0 {
+		wid = t.writeID
+	}
+	a.commit = append(a.commit, wid)
 	for i := range records {
 		args, err := recordArgs(&records[i])
 		if err != nil {

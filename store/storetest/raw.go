@@ -29,6 +29,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("Definitions", func(t *testing.T) { t.Parallel(); testRawDefinitions(t, open) })
 	t.Run("Secrets", func(t *testing.T) { t.Parallel(); testRawSecrets(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { t.Parallel(); testHousekeeping(t, open) })
+	t.Run("CommitLanded", func(t *testing.T) { t.Parallel(); testCommitLanded(t, open) })
 }
 
 var ctx0 = context.Background()

@@ -45,6 +45,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("CausedBy", func(t *testing.T) { testCausedBy(t, open) })
 	t.Run("Views", func(t *testing.T) { testViews(t, open) })
 	t.Run("Clients", func(t *testing.T) { testClients(t, open) })
+	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
 }
 
 // epoch0 is the fake clock's start: a non-UTC zone and sub-microsecond

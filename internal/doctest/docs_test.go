@@ -1,0 +1,220 @@
+package doctest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// root is the repository root, from this package's directory.
+const root = "../.."
+
+// docAddr is the address the docs' examples name; the test rewrites it
+// to the address of the document's own server.
+const docAddr = "127.0.0.1:7070"
+
+// perDoc bounds one document's examples.
+const perDoc = 45 * time.Second
+
+// TestDocs runs the runnable shell examples of README.md and docs/*.md
+// (see the package doc), each document on a fresh `eddy serve` with its
+// own data directory, in order, with bash, curl and jq. A failing
+// command, or an HTTP answer of 400 or more, fails the document.
+func TestDocs(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the docs' examples need %s: %v", tool, err)
+		}
+	}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
+	ran := 0
+	for _, doc := range docs {
+		raw, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := Extract(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		ran++
+		name, _ := filepath.Rel(root, doc)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runDoc(t, name, blocks)
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no document has runnable examples")
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// eddyBinary builds cmd/eddy once for every document.
+func eddyBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "eddy-doctest-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "eddy"), "./cmd/eddy")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/eddy: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// runDoc starts a server in a fresh directory and runs the document's
+// blocks there in one bash process.
+func runDoc(t *testing.T, name string, blocks []Block) {
+	bin := eddyBinary(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The docs build the CLI as bin/eddy; it is already built.
+	if err := os.Symlink(filepath.Join(bin, "eddy"), filepath.Join(dir, "bin", "eddy")); err != nil {
+		t.Fatal(err)
+	}
+	// The docs name repository files (examples/todo/eddy.yaml, ...)
+	// relative to the repository root.
+	for _, d := range []string{"examples", "docs"} {
+		abs, err := filepath.Abs(filepath.Join(root, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := startServer(t, bin, dir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), perDoc)
+	defer cancel()
+	src := script(name, blocks, addr)
+	path := filepath.Join(dir, "examples.sh")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "bash", path)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"EDDY_SERVER=http://"+addr, "EDDY_TOKEN=", "HOME="+dir)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Logf("the script (examples.sh):\n%s", numbered(src))
+		t.Fatalf("%s: the examples failed (%v); the last block started is the one that failed:\n%s", name, err, out)
+	}
+}
+
+// script joins the blocks into one bash script: strict mode, curl that
+// fails on an HTTP error, and a marker before each block.
+func script(name string, blocks []Block, addr string) string {
+	var b strings.Builder
+	b.WriteString("set -euo pipefail\n")
+	// -f with body: an HTTP error fails the example but still shows the
+	// problem object; -S shows curl's own errors under -s.
+	b.WriteString("curl() { command curl --fail-with-body -S \"$@\"; }\n")
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "printf '\\n== %s:%d\\n' >&2\n", name, bl.Line)
+		b.WriteString(strings.ReplaceAll(bl.Code, docAddr, addr))
+	}
+	return b.String()
+}
+
+var listening = regexp.MustCompile(`listening on http://([^\s"]+)`)
+
+// startServer runs eddy serve in dir (data in dir/eddy-data, as the docs
+// assume) on a free port and returns its address; the test stops it.
+func startServer(t *testing.T, bin, dir string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "eddy"), "serve", "--data", filepath.Join(dir, "eddy-data"), "--addr", "127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "EDDY_DATABASE_URL=", "OTEL_TRACES_EXPORTER=none")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	addrs := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrs <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("eddy serve: %v\n%s", err, logs.String())
+		}
+	})
+	select {
+	case addr := <-addrs:
+		return addr
+	case <-done:
+		t.Fatalf("eddy serve exited before listening:\n%s", logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("eddy serve did not listen within 30s")
+	}
+	return ""
+}
+
+// numbered prefixes each line of s with its number.
+func numbered(s string) string {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		fmt.Fprintf(&b, "%4d  %s\n", i+1, line)
+	}
+	return b.String()
+}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/predicate"
+	"github.com/eddy-run/eddy/watch"
+)
+
+// heavyWhen costs about the per-row limit on a row naming 90 properties,
+// yet passes the static estimate (which counts lists at 50).
+const heavyWhen = `row.payload.properties.all(x, row.payload.properties.all(y, x != y || x == y))`
+
+// putLists writes n entities of 90 properties each, in one batch: each
+// row's payload.properties lists 90 names.
+func putLists(e *env, n int) {
+	e.t.Helper()
+	props := make(map[string]any, 90)
+	for i := range 90 {
+		props[fmt.Sprintf("p%d", i)] = i
+	}
+	ms := make([]map[string]any, n)
+	for i := range ms {
+		ms[i] = map[string]any{"op": "put", "type": "task", "entityId": fmt.Sprintf("t%d", i), "properties": props}
+	}
+	e.call(e.t, "POST", "/api/v1/spaces/default/mutations", map[string]any{"mutations": ms}).want(http.StatusOK)
+}
+
+// TestWhenRefusedAtCompile: a when whose static cost is pathological, or
+// that is a row field rather than a bool, is a 400 before any row is read.
+func TestWhenRefusedAtCompile(t *testing.T) {
+	t.Parallel()
+	nums := make([]string, 250)
+	for i := range nums {
+		nums[i] = fmt.Sprint(i)
+	}
+	l := "[" + strings.Join(nums, ",") + "]"
+	forEachDriver(t, func(e *env) {
+		for _, tc := range []struct{ when, reason string }{
+			{l + `.all(x, ` + l + `.all(y, ` + l + `.all(z, x+y+z >= 0)))`, "cost"},
+			{`row.payload.l.all(x, row.payload.l.all(y, row.payload.l.all(z, x == y)))`, "cost"},
+			{`row.op`, ""},
+			{`row.payload`, ""},
+		} {
+			for _, path := range []string{"changes?from=0", "changes?before=1", "changes?watch=1", "entities/task?watch=1", "deliveries?limit=10"} {
+				pe := e.call(e.t, "GET", "/api/v1/spaces/default/"+path+"&when="+url.QueryEscape(tc.when), nil).
+					want(http.StatusBadRequest).problem("bad_request")
+				if pe.Details["parameter"] != "when" || (tc.reason != "" && pe.Details["reason"] != tc.reason) {
+					e.t.Errorf("%s when=%.40q: details %v, want parameter when, reason %q", path, tc.when, pe.Details, tc.reason)
+				}
+			}
+		}
+	})
+}
+
+// TestWhenBudget: a request's when evaluations share one budget across
+// the page; past it the answer is a 400 (a terminal frame on a watch
+// stream), not a page that took as long as the rows made it.
+func TestWhenBudget(t *testing.T) {
+	t.Parallel()
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
+				c.WhenBudget = predicate.Budget{Cost: 3 * predicate.CostLimit, Wall: time.Hour}
+			})
+			putLists(e, 20)
+			q := "&when=" + url.QueryEscape(heavyWhen)
+			for _, path := range []string{"changes?from=0", "changes?before=21"} {
+				pe := e.call(t, "GET", "/api/v1/spaces/default/"+path+q, nil).want(http.StatusBadRequest).problem("bad_request")
+				if pe.Details["reason"] != "evaluation_budget" {
+					t.Errorf("%s: %+v, want reason evaluation_budget", path, pe)
+				}
+			}
+			// A cheap when over the same rows stays well inside it.
+			e.call(t, "GET", "/api/v1/spaces/default/changes?from=0&when="+url.QueryEscape(`row.type == "task"`), nil).want(http.StatusOK)
+			s := e.watch(t, "/api/v1/spaces/default/changes?watch=1&from=0"+q, e.admin)
+			if f := s.frame(); f != "bookmark:0" {
+				t.Fatalf("first frame %s, want bookmark:0", f)
+			}
+			for {
+				f := s.frame()
+				if strings.HasPrefix(f, "row:") {
+					continue
+				}
+				if !strings.Contains(f, `"bad_request"`) || !strings.Contains(f, "evaluation_budget") {
+					t.Fatalf("frame %s, want the terminal bad_request frame of the budget", f)
+				}
+				break
+			}
+			s.ended()
+		})
+	}
+}
+
+// TestWhenStopsWhenClientLeaves: a watch stream judging costly rows stops
+// evaluating as soon as its client goes, not after the whole batch (here
+// 1,000 rows of about the per-row limit each: many seconds of CPU).
+func TestWhenStopsWhenClientLeaves(t *testing.T) {
+	t.Parallel()
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
+				c.WhenBudget = predicate.Budget{Cost: math.MaxUint64, Wall: time.Hour}
+			})
+			putLists(e, 1000)
+			s := e.watch(t, "/api/v1/spaces/default/changes?watch=1&from=0&when="+url.QueryEscape(heavyWhen), e.admin)
+			if f := s.frame(); f != "bookmark:0" {
+				t.Fatalf("first frame %s, want bookmark:0", f)
+			}
+			s.close()
+			deadline := time.Now().Add(frameWait)
+			for e.hub.Watchers() > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("stream still evaluating %v after its client left", frameWait)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
