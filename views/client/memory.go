@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/eddy-run/eddy/store"
 )
 
 // errDone is a transaction used after Commit or Rollback.
@@ -90,6 +92,17 @@ func (t *memTx) Entity(space, typ, id string) (Entity, bool, error) {
 	e, ok := t.m.entities[entityKey{space, typ, id}]
 	e.Owners = slices.Clone(e.Owners)
 	return e, ok, t.check()
+}
+
+func (t *memTx) EntitiesOf(space string, keys []store.EntityKey) (map[store.EntityKey]Entity, error) {
+	out := make(map[store.EntityKey]Entity, len(keys))
+	for _, k := range keys {
+		if e, ok := t.m.entities[entityKey{space, k.Type, k.ID}]; ok {
+			e.Owners = slices.Clone(e.Owners)
+			out[k] = e
+		}
+	}
+	return out, t.check()
 }
 
 func (t *memTx) PutEntity(e Entity) error {
