@@ -21,9 +21,9 @@ type conn struct {
 
 // connect returns the connection the global flags describe: the server
 // from --server, EDDY_SERVER or the current context, the token found by
-// resolveToken.
+// findToken.
 func (a *app) connect() (*conn, error) {
-	tok, source, err := a.resolveToken()
+	tok, source, err := a.findToken()
 	if err != nil {
 		return nil, err
 	}

@@ -60,9 +60,9 @@ commands talk to a running server over HTTP.`,
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
 	root.SetVersionTemplate("eddy {{.Version}}\n")
-	// Commands read a.space: resolve it once the flags are parsed (the
-	// flag, EDDY_SPACE, the context's, or the default).
-	root.PersistentPreRun = func(*cobra.Command, []string) { a.space = a.spaceName() }
+	// Commands read a.space and a.server: resolve them once the flags are
+	// parsed (the flag, the environment, the context's, or the default).
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.space, a.server = a.spaceName(), a.serverURL() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 
 	pf := root.PersistentFlags()
@@ -124,10 +124,16 @@ func cmpOr(s, def string) string {
 	return def
 }
 
-// resolveToken finds the token in --token, EDDY_TOKEN, the context's
+// resolveToken finds the token the way connect does (see findToken).
+func (a *app) resolveToken() (string, error) {
+	tok, _, err := a.findToken()
+	return tok, err
+}
+
+// findToken finds the token in --token, EDDY_TOKEN, the context's
 // token file or <data>/admin.token, in that order, and says which it
 // used.
-func (a *app) resolveToken() (token, source string, err error) {
+func (a *app) findToken() (token, source string, err error) {
 	if a.token != "" {
 		return a.token, "--token", nil
 	}
