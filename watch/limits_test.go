@@ -208,9 +208,10 @@ type stallResult struct {
 
 // stallMany opens n watch streams (query after "?", e.g. "from=0")
 // whose clients never read, and writes rows until every stream has ended
-// as stalled, its slot freed. With measure it first waits until every
-// stream is blocked writing to its client and measures the heap they
-// hold: the hub's WriteTimeout must leave time for that.
+// as stalled, its slot freed. With measure it first waits until nine in
+// ten streams are blocked writing to their clients at once and measures
+// the heap all of them hold: the hub's WriteTimeout must leave time for
+// that.
 func stallMany(t *testing.T, e *env, n int, query string, measure bool) stallResult {
 	t.Helper()
 	smallSendBuffers(e)
@@ -233,7 +234,7 @@ func stallMany(t *testing.T, e *env, n int, query string, measure bool) stallRes
 	var res stallResult
 	start := time.Now()
 	deadline := start.Add(5 * time.Minute)
-	for measure && e.hub.writing.Load() < int64(n) {
+	for measure && e.hub.writing.Load() < int64(n-n/10) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d streams blocked writing", e.hub.writing.Load(), n)
 		}
