@@ -65,8 +65,10 @@ func TestIdleAfterReset(t *testing.T) {
 	time.Sleep(idleWindow)
 	used, wall := cpuTime(t)-before, time.Since(start)
 	t.Logf("process CPU %v over %v idle (%.2f%%)", used, wall, 100*used.Seconds()/wall.Seconds())
-	if used > wall/50 {
-		t.Fatalf("the idle engine used %v of CPU in %v (more than 2%%)", used, wall)
+	// A busy loop costs a core; polling (with the race detector, on a
+	// loaded machine) a few percent.
+	if used > wall/10 {
+		t.Fatalf("the idle engine used %v of CPU in %v (more than 10%%)", used, wall)
 	}
 	if n := attempts.Load() - atReset; n > 1 {
 		t.Errorf("%d attempts ended after the reset, want at most the one under way: discarded deliveries started", n)
