@@ -56,6 +56,10 @@ type Config struct {
 	// Heartbeat is how long a watch stream may stay silent before it
 	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
 	Heartbeat time.Duration
+	// Watch tunes the watch hub (stream caps, write timeout, buffers);
+	// Heartbeat above wins when set, and Open sets its Logger and
+	// OnNotify.
+	Watch watch.Options
 	// Retention is the policy the background housekeeper prunes every
 	// space with; the zero value prunes nothing. Receipts past the
 	// idempotency window are expired either way.
@@ -69,12 +73,6 @@ type Config struct {
 	// ViewSessionTTL is the retry window of frozen view bootstrap
 	// sessions (default views.DefaultSessionTTL, 10m).
 	ViewSessionTTL time.Duration
-	// WebhookAllow and WebhookDeny are the webhook destination policy
-	// (functions.Egress: CIDRs, addresses, host names, "*.domain"),
-	// checked when a webhook function is saved and on every connection.
-	// Link-local and metadata addresses are denied whatever the lists
-	// say (functions.DefaultDeny); an empty allow list allows the rest.
-	WebhookAllow, WebhookDeny []string
 	// ClientRetention is how long a push client idle since its last
 	// ordinal is kept (default changelog.DefaultClientRetention).
 	ClientRetention time.Duration
@@ -84,10 +82,34 @@ type Config struct {
 	// journal.DefaultRetention, 30 days).
 	JournalSafeWindow time.Duration
 	JournalRetention  time.Duration
+	// WebhookAllow and WebhookDeny are the webhook destination policy
+	// (functions.Egress: CIDRs, addresses, host names, "*.domain"),
+	// checked when a webhook function is saved and on every connection.
+	// Link-local and metadata addresses are denied whatever the lists
+	// say (functions.DefaultDeny); an empty allow list allows the rest.
+	WebhookAllow, WebhookDeny []string
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
+	// Durability is DurabilityStrict (the default, "") or
+	// DurabilityRelaxed.
+	Durability string
 }
+
+// Durability levels (Config.Durability, eddy serve --durability).
+const (
+	// DurabilityStrict acknowledges a write only once it is on stable
+	// storage: SQLite synchronous=FULL, PostgreSQL synchronous_commit on.
+	DurabilityStrict = "strict"
+	// DurabilityRelaxed is SQLite synchronous=NORMAL in WAL mode and
+	// PostgreSQL synchronous_commit=off: a power loss may lose the last
+	// moments of acknowledged writes, never corrupts or reorders.
+	DurabilityRelaxed = "relaxed"
+)
+
+// ErrBadDurability reports a Config.Durability that is neither strict nor
+// relaxed.
+var ErrBadDurability = errors.New("durability must be strict or relaxed")
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
 const hubStopTimeout = 5 * time.Second
@@ -153,7 +175,12 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
-	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
+	wo := cfg.Watch
+	if cfg.Heartbeat > 0 {
+		wo.Heartbeat = cfg.Heartbeat
+	}
+	wo.Logger, wo.OnNotify = logger, e.notifyEngine
+	e.hub = watch.New(e.log, wo)
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
 	}
@@ -201,15 +228,27 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	relaxed := false
+	switch cfg.Durability {
+	case "", DurabilityStrict:
+	case DurabilityRelaxed:
+		relaxed = true
+	default:
+		return nil, "", fmt.Errorf("%w: %q", ErrBadDurability, cfg.Durability)
+	}
 	switch kind {
 	case "postgres":
-		st, err := postgres.Open(ctx, target)
+		st, err := postgres.OpenOptions(ctx, target, postgres.Options{AsyncCommit: relaxed})
 		if err != nil {
 			return nil, "", fmt.Errorf("open postgres: %w", err)
 		}
 		return st, kind, nil
 	default:
-		st, err := sqlite.Open(ctx, target)
+		o := sqlite.Options{}
+		if relaxed {
+			o.Synchronous = "NORMAL"
+		}
+		st, err := sqlite.OpenOptions(ctx, target, o)
 		if err != nil {
 			return nil, "", fmt.Errorf("open sqlite %s: %w", target, err)
 		}

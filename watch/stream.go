@@ -3,11 +3,13 @@ package watch
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
 )
 
 // errShutdown ends the streams of a stopping hub.
@@ -51,12 +53,13 @@ type Budget interface {
 // taken over (hijacked) and served by a goroutine of the hub, so Serve
 // returns at once; otherwise Serve returns when the stream ends.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
-	if !h.enter() {
-		return problem.New(problem.Unavailable, "the server is shutting down")
+	key := keyOf(r.Context())
+	if err := h.enter(key); err != nil {
+		return refuse(w, err)
 	}
 	from, caughtUp, err := h.position(r.Context(), p)
 	if err != nil {
-		h.exit()
+		h.exit(key)
 		return err
 	}
 	hdr := w.Header()
@@ -64,7 +67,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	wt := h.newWatcher(p, from)
-	if s, ok := hijack(w, r, h.takeover); ok {
+	if s, ok := hijack(w, r, h.takeover, h.opts.WriteTimeout); ok {
 		wt.sink = s
 		ctx, cancel := context.WithCancel(h.ctx)
 		if p.Budget != nil {
@@ -73,15 +76,15 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 			go s.watchClose(cancel)
 		}
 		go func() {
-			defer h.exit()
+			defer h.exit(key)
 			defer cancel()
 			wt.serve(ctx, caughtUp)
 		}()
 		return nil
 	}
-	defer h.exit()
+	defer h.exit(key)
 	w.WriteHeader(http.StatusOK)
-	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	wt.sink = newResponseSink(w, h.opts.WriteTimeout)
 	wt.serve(r.Context(), caughtUp)
 	return nil
 }
@@ -119,6 +122,21 @@ type watcher struct {
 	buf   []byte      // lines not yet written
 	pos   int64       // last seq consumed
 	told  int64       // last position the client has: a row sent or a bookmark
+	batch int         // rows of the next catch-up read; 0 starts small
+}
+
+// minCatchUp is the first catch-up read of a stream, and of one dropped
+// from the fan-out for a full buffer: a client that does not read holds
+// at most this many rows read for it (and MaxBuffer of encoded lines).
+// Each read that is sent in full doubles it, up to CatchUpBatch.
+const minCatchUp = 64
+
+// nextBatch returns the rows of the next catch-up read.
+func (wt *watcher) nextBatch() int {
+	if wt.batch <= 0 {
+		wt.batch = min(minCatchUp, wt.h.opts.CatchUpBatch)
+	}
+	return wt.batch
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
@@ -160,7 +178,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 		select {
 		case items, ok := <-ch:
 			if !ok { // dropped for falling behind: catch up and rejoin
-				ch, caughtUp = nil, false
+				ch, caughtUp, wt.batch = nil, false, 0
 				continue
 			}
 			if err := wt.deliver(ctx, items); err != nil {
@@ -191,7 +209,7 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 		hook(wt.pos)
 	}
 	wt.resetBudget(ctx)
-	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.h.opts.CatchUpBatch)
+	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.nextBatch())
 	if err == nil {
 		err = wt.budgetErr()
 	}
@@ -201,12 +219,20 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	for i := range page.Rows {
 		if r := &page.Rows[i]; r.Seq > wt.pos {
 			wt.buf = appendRow(wt.buf, r)
-			wt.told = r.Seq
+			wt.pos, wt.told = r.Seq, r.Seq
+		}
+		page.Rows[i] = store.Row{} // encoded: a stalled write need not hold it
+		if err := wt.flushFull(); err != nil {
+			return false, err
 		}
 	}
 	wt.pos = max(wt.pos, page.Cursor)
 	wt.bookmark()
-	return page.Cursor >= page.Head, wt.flush()
+	if err := wt.flush(); err != nil {
+		return false, err
+	}
+	wt.batch = min(2*wt.batch, wt.h.opts.CatchUpBatch)
+	return page.Cursor >= page.Head, nil
 }
 
 // deliver sends the rows of a fan-out batch the watcher has not seen and
@@ -229,6 +255,9 @@ func (wt *watcher) deliver(ctx context.Context, items []item) error {
 			wt.told = wt.pos
 		}
 		if err := wt.budgetErr(); err != nil {
+			return err
+		}
+		if err := wt.flushFull(); err != nil {
 			return err
 		}
 	}
@@ -258,24 +287,53 @@ func (wt *watcher) bookmark() {
 }
 
 // writeError is a failure to write to the client: the stream is gone.
-type writeError struct{ err error }
+// stalled says the write ran out of its deadline (the client stopped
+// reading) rather than failing outright.
+type writeError struct {
+	err     error
+	stalled bool
+}
 
 func (e *writeError) Error() string { return "write stream: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
+
+func newWriteError(err error) *writeError {
+	var ne net.Error
+	return &writeError{err: err, stalled: errors.As(err, &ne) && ne.Timeout()}
+}
+
+// stallFrame is the terminal frame of a stream whose client stopped
+// reading for timeout.
+func stallFrame(timeout time.Duration) []byte {
+	return appendError(nil, problem.New(problem.Unavailable,
+		"the client read nothing for %s: the stream ends; resume from the last seq or bookmark", timeout).With("reason", "slow_consumer"))
+}
+
+// flushFull flushes once the buffered lines reach MaxBuffer, so that a
+// stream never holds more than about that much for a client that does
+// not read.
+func (wt *watcher) flushFull() error {
+	if len(wt.buf) < wt.h.opts.MaxBuffer {
+		return nil
+	}
+	return wt.flush()
+}
 
 // flush writes and flushes the buffered lines and restarts the heartbeat.
 func (wt *watcher) flush() error {
 	if len(wt.buf) == 0 {
 		return nil
 	}
+	wt.h.writing.Add(1)
 	err := wt.sink.write(wt.buf)
+	wt.h.writing.Add(-1)
 	wt.buf = wt.buf[:0]
 	if cap(wt.buf) > maxIdleBuf {
 		wt.buf = nil
 	}
 	wt.timer.Reset(wt.h.opts.Heartbeat)
 	if err != nil {
-		return &writeError{err}
+		return newWriteError(err)
 	}
 	return nil
 }
@@ -284,7 +342,14 @@ func (wt *watcher) flush() error {
 // there to read it.
 func (wt *watcher) end(ctx context.Context, err error) {
 	var we *writeError
-	if errors.As(err, &we) || ctx.Err() != nil {
+	if errors.As(err, &we) {
+		if we.stalled {
+			wt.h.stalls.Add(1)
+			wt.sink.abort(stallFrame(wt.h.opts.WriteTimeout))
+		}
+		return
+	}
+	if ctx.Err() != nil {
 		return
 	}
 	pe := terminal(err)
