@@ -259,6 +259,10 @@ func (e *Engine) moved(ctx context.Context, space, name string) {
 	if sr == nil {
 		return
 	}
+	// Read and adopt under sr.mu, as lease rounds do (see renew).
+	sr.mu.Lock()
+	defer sr.wake()
+	defer sr.mu.Unlock()
 	t, err := e.trigger(ctx, space, name)
 	if err != nil {
 		return
@@ -267,12 +271,9 @@ func (e *Engine) moved(ctx context.Context, space, name string) {
 	if err != nil {
 		return
 	}
-	sr.mu.Lock()
 	if tr := sr.trigs[name]; tr != nil && tr.state.Epoch == st.Epoch && st.Owner == e.opts.Owner {
 		sr.adopt(t, tr.fn, st)
 	}
-	sr.mu.Unlock()
-	sr.wake()
 }
 
 // Deliveries lists a trigger's deliveries, or every trigger's when

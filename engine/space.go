@@ -132,11 +132,20 @@ func (sr *spaceRun) loop(ctx context.Context) {
 func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
+	// Read the definitions again under mu: an operator's move (Disable,
+	// say) adopts its definition under mu too, so a round that read the
+	// catalog before it never adopts the older definition after it.
+	if fresh, err := sr.e.catalog(ctx, sr.id); err == nil {
+		cat = fresh
+	}
 	sr.release(plan.release)
 	var errs []error
 	owned := map[string]bool{}
 	for _, name := range plan.hold() {
 		def := cat.triggers[name]
+		if def == nil {
+			continue // deleted since the plan
+		}
 		st, ok, err := sr.acquire(ctx, def)
 		if err != nil {
 			errs = append(errs, err)
