@@ -152,7 +152,9 @@ func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 func start(s sink) error {
 	switch s := s.(type) {
 	case *connSink:
-		_ = s.conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
+		if t, ok := s.deadline.next(time.Now()); ok {
+			_ = s.conn.SetWriteDeadline(t)
+		}
 		_, err := s.conn.Write(s.head)
 		s.head = nil
 		return err

@@ -29,8 +29,9 @@ var (
 	// DefaultReadBatch is how many rows one shared read of a space hub
 	// asks for.
 	DefaultReadBatch = 1000
-	// WriteTimeout bounds one write to a client: a client that reads
-	// nothing for this long is disconnected.
+	// WriteTimeout bounds the writes to a client: a client that reads
+	// nothing for this long (at least three quarters of it: the deadline
+	// moves in steps of a quarter) is disconnected.
 	WriteTimeout = time.Minute
 	// Takeover makes an HTTP/1.1 stream take its connection over from
 	// net/http (hijack) once it starts: an idle stream then costs about

@@ -18,12 +18,15 @@ type sink interface {
 // responseSink writes through the http.ResponseWriter (HTTP/2, or when
 // the connection cannot be taken over).
 type responseSink struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	deadline writeDeadline
 }
 
 func (s *responseSink) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	if t, ok := s.deadline.next(time.Now()); ok {
+		_ = s.rc.SetWriteDeadline(t)
+	}
 	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
@@ -41,6 +44,24 @@ type connSink struct {
 	conn net.Conn
 	head []byte // the response head, sent with the first chunk
 	size []byte // scratch for a chunk-size line
+
+	deadline writeDeadline
+}
+
+// writeDeadline spares a stream a deadline update (a runtime timer
+// change, the costliest part of a small write) per write: the deadline is
+// moved only once a quarter of WriteTimeout has passed since it was last
+// set, so every write still has at least three quarters of WriteTimeout.
+type writeDeadline struct{ set time.Time }
+
+// next returns the deadline to set for a write at now, or false when the
+// current one still leaves enough time.
+func (d *writeDeadline) next(now time.Time) (time.Time, bool) {
+	if !d.set.IsZero() && now.Sub(d.set) < WriteTimeout/4 {
+		return time.Time{}, false
+	}
+	d.set = now
+	return now.Add(WriteTimeout), true
 }
 
 var crlf = []byte("\r\n")
@@ -73,7 +94,9 @@ func (s *connSink) write(b []byte) error {
 	s.size = append(s.size, crlf...)
 	bufs := net.Buffers{s.head, s.size, b, crlf}
 	s.head = nil
-	_ = s.conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	if t, ok := s.deadline.next(time.Now()); ok {
+		_ = s.conn.SetWriteDeadline(t)
+	}
 	_, err := bufs.WriteTo(s.conn)
 	return err
 }

@@ -143,29 +143,29 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 	defer wt.sh.leave(wt)
 	var ch chan []item
 	for {
+		var err error
 		if ch == nil {
 			c, pending, ok := wt.sh.join(wt, wt.pos, caughtUp)
 			if !ok {
-				var err error
 				if caughtUp, err = wt.catchUp(ctx); err != nil {
 					return err
 				}
 				continue
 			}
-			ch = c
-			if err := wt.deliver(ctx, pending); err != nil {
+			if ok, err = wt.deliver(ctx, c, pending); err != nil {
 				return err
 			}
+			ch, caughtUp = joined(c, ok)
+			continue
 		}
 		select {
 		case items, ok := <-ch:
-			if !ok { // dropped for falling behind: catch up and rejoin
-				ch, caughtUp = nil, false
-				continue
+			if ok {
+				if ok, err = wt.deliver(ctx, ch, items); err != nil {
+					return err
+				}
 			}
-			if err := wt.deliver(ctx, items); err != nil {
-				return err
-			}
+			ch, caughtUp = joined(ch, ok)
 		case <-wt.timer.C:
 			wt.buf = append(wt.buf, heartbeatFrame...)
 			if err := wt.flush(); err != nil {
@@ -177,6 +177,16 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 			return errShutdown
 		}
 	}
+}
+
+// joined returns the channel a watcher keeps reading and whether it is
+// caught up: ch while the hub keeps it open, nil (catch up by own reads
+// and rejoin) once the hub dropped the watcher for falling behind.
+func joined(ch chan []item, open bool) (chan []item, bool) {
+	if !open {
+		return nil, false
+	}
+	return ch, true
 }
 
 // catchUp reads one batch from the store after pos and sends it. It
@@ -209,10 +219,42 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	return page.Cursor >= page.Head, wt.flush()
 }
 
-// deliver sends the rows of a fan-out batch the watcher has not seen and
-// its filter selects (reading a row's commit when the filter needs it to
-// judge the row).
-func (wt *watcher) deliver(ctx context.Context, items []item) error {
+// maxCoalesce bounds the lines a watcher gathers from the fan-out
+// batches queued for it before it writes them.
+const maxCoalesce = 256 << 10
+
+// deliver sends a fan-out batch and, coalesced into the same write, the
+// batches queued behind it (up to maxCoalesce bytes of lines): under a
+// burst of commits a watcher makes one write per burst, not one per
+// batch. It reports false when the hub closed ch meanwhile (the watcher
+// was dropped for falling behind); what it consumed is written anyway.
+func (wt *watcher) deliver(ctx context.Context, ch <-chan []item, items []item) (bool, error) {
+	open := true
+	for {
+		if err := wt.consume(ctx, items); err != nil {
+			return open, err
+		}
+		if len(wt.buf) >= maxCoalesce {
+			break
+		}
+		var more bool
+		select {
+		case items, open = <-ch:
+			more = open
+		default:
+		}
+		if !more {
+			break
+		}
+	}
+	wt.bookmark()
+	return open, wt.flush()
+}
+
+// consume buffers the rows of a fan-out batch the watcher has not seen
+// and its filter selects (reading a row's commit when the filter needs it
+// to judge the row). The evaluation budget restarts per batch.
+func (wt *watcher) consume(ctx context.Context, items []item) error {
 	wt.resetBudget(ctx)
 	for i := range items {
 		it := &items[i]
@@ -232,8 +274,7 @@ func (wt *watcher) deliver(ctx context.Context, items []item) error {
 			return err
 		}
 	}
-	wt.bookmark()
-	return wt.flush()
+	return nil
 }
 
 func (wt *watcher) resetBudget(ctx context.Context) {
