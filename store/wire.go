@@ -74,6 +74,31 @@ func (c Commit) MarshalJSON() ([]byte, error) {
 	}{c.wire(), c.Changes, c.Receipt, c.Provenance})
 }
 
+// MarshalJSON writes the raw commit as Commit's MarshalJSON writes the
+// commit it decodes to: the wire row's fields, then the stored changes,
+// receipt and provenance as they are (they were stored compact, by the
+// encoder that writes Commit; an empty one is null).
+func (c RawCommit) MarshalJSON() ([]byte, error) {
+	row, err := marshal(c.wire())
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(row)+len(c.Changes)+len(c.Receipt)+len(c.Provenance)+48)
+	b = append(b, row[:len(row)-1]...)
+	b = appendRawField(b, `,"changes":`, c.Changes)
+	b = appendRawField(b, `,"receipt":`, c.Receipt)
+	b = appendRawField(b, `,"provenance":`, c.Provenance)
+	return append(b, '}'), nil
+}
+
+func appendRawField(b []byte, name string, raw json.RawMessage) []byte {
+	b = append(b, name...)
+	if len(raw) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
 // MarshalJSON writes the record with its times in TimeLayout. A record
 // whose strings and properties are plain printable ASCII (the common
 // case: what encoding/json would copy unchanged) is written directly,
