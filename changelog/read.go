@@ -3,6 +3,7 @@ package changelog
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
@@ -67,6 +68,26 @@ type RawPullPage struct {
 	Commits    []store.RawCommit `json:"commits"`
 	NextCursor int64             `json:"nextCursor"`
 	HasMore    bool              `json:"hasMore"`
+}
+
+// AppendJSON appends the page as json.Marshal renders it, faster: the
+// commits' stored JSON is copied, not re-scanned.
+func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"commits":[`...)
+	for i := range p.Commits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = p.Commits[i].AppendJSON(b); err != nil {
+			return nil, fmt.Errorf("encode commit %d: %w", p.Commits[i].Seq, err)
+		}
+	}
+	b = append(b, `],"nextCursor":`...)
+	b = strconv.AppendInt(b, p.NextCursor, 10)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, p.HasMore)
+	return append(b, '}'), nil
 }
 
 // PullRaw is Pull for readers that forward the commits: their changes,

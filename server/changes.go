@@ -155,7 +155,11 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	if page.Commits, err = readableCommits(rd, page.Commits); err != nil {
 		return err
 	}
-	s.writeJSON(w, r, http.StatusOK, page)
+	b, err := page.AppendJSON(make([]byte, 0, 64<<10))
+	if err != nil {
+		return fmt.Errorf("pull: %w", err)
+	}
+	s.writeEncoded(w, http.StatusOK, b)
 	return nil
 }
 

@@ -91,6 +91,29 @@ func (c RawCommit) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendJSON appends the raw commit as json.Marshal renders it (HTML
+// characters and U+2028/U+2029 escaped), without encoding/json's second
+// pass over the bytes: the stored JSON is compact already.
+func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
+	j, err := c.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return AppendHTMLSafe(b, j), nil
+}
+
+// AppendHTMLSafe appends compact JSON j with <, >, &, U+2028 and U+2029
+// escaped as json.Marshal escapes them; j is copied as is when it holds
+// none (the common case).
+func AppendHTMLSafe(b, j []byte) []byte {
+	if bytes.IndexAny(j, "<>&\u2028\u2029") < 0 {
+		return append(b, j...)
+	}
+	var buf bytes.Buffer
+	json.HTMLEscape(&buf, j)
+	return append(b, buf.Bytes()...)
+}
+
 func appendRawField(b []byte, name string, raw json.RawMessage) []byte {
 	b = append(b, name...)
 	if len(raw) == 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -165,34 +164,35 @@ func BenchPull(b *testing.B, lg *changelog.Log, space string) {
 
 // BenchPullEncoded measures rows/s pulling the whole space in pages of
 // 1,000 and encoding each page as JSON, as GET .../log answers it: with
-// raw, through PullRaw (the stored JSON passed through), else through
-// Pull (every commit decoded, then encoded again).
+// raw, through PullRaw and RawPullPage.AppendJSON (the stored JSON passed
+// through), else through Pull and json.Marshal (every commit decoded,
+// then encoded again).
 func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
 	b.Helper()
 	ctx := context.Background()
 	rows := 0
-	enc := json.NewEncoder(io.Discard)
+	var buf []byte
 	for b.Loop() {
 		for cursor, more := int64(0), true; more; {
-			var (
-				page any
-				n    int
-				err  error
-			)
+			var n int
 			if raw {
-				var p changelog.RawPullPage
-				p, err = lg.PullRaw(ctx, space, cursor, 1000)
-				page, n, cursor, more = p, len(p.Commits), p.NextCursor, p.HasMore
+				p, err := lg.PullRaw(ctx, space, cursor, 1000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = p.AppendJSON(buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
 			} else {
-				var p changelog.PullPage
-				p, err = lg.Pull(ctx, space, cursor, 1000)
-				page, n, cursor, more = p, len(p.Commits), p.NextCursor, p.HasMore
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := enc.Encode(page); err != nil {
-				b.Fatal(err)
+				p, err := lg.Pull(ctx, space, cursor, 1000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = json.Marshal(p); err != nil {
+					b.Fatal(err)
+				}
+				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
 			}
 			rows += n
 		}

@@ -13,7 +13,7 @@ import (
 func (h *harness) wantRawPull() {
 	t := h.t
 	t.Helper()
-	h.write(put("esc", "e1", `{"h":"<a&b>","u":"é\u2028","n":1.50,"s":"\"q\"\\"}`))
+	h.write(put("esc", "e1", "{\"h\":\"<a&b>\",\"u\":\"é\u2028\u2029\",\"n\":1.50,\"s\":\"\\\"q\\\"\\\\\"}"))
 	for after, more := int64(0), true; more; {
 		page, err := h.log.Pull(h.ctx, h.space, after, 2)
 		if err != nil {
@@ -27,6 +27,13 @@ func (h *harness) wantRawPull() {
 			if a, b := encode(t, page, html), encode(t, raw, html); !bytes.Equal(a, b) {
 				t.Fatalf("pull after %d (escapeHTML %v):\nraw     %s\ndecoded %s", after, html, b, a)
 			}
+		}
+		marshaled, err := json.Marshal(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if appended, err := raw.AppendJSON(nil); err != nil || !bytes.Equal(appended, marshaled) {
+			t.Fatalf("pull after %d: AppendJSON = %s, %v; want %s", after, appended, err, marshaled)
 		}
 		if len(raw.Commits) != len(page.Commits) {
 			t.Fatalf("pull after %d: %d raw commits, %d decoded", after, len(raw.Commits), len(page.Commits))
