@@ -106,12 +106,23 @@ func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
 // escaped as json.Marshal escapes them; j is copied as is when it holds
 // none (the common case).
 func AppendHTMLSafe(b, j []byte) []byte {
-	if bytes.IndexAny(j, "<>&\u2028\u2029") < 0 {
+	if !needsHTMLEscape(j) {
 		return append(b, j...)
 	}
 	var buf bytes.Buffer
 	json.HTMLEscape(&buf, j)
 	return append(b, buf.Bytes()...)
+}
+
+// needsHTMLEscape reports whether j holds <, > or & or may hold U+2028
+// or U+2029 (their UTF-8 starts with 0xE2).
+func needsHTMLEscape(j []byte) bool {
+	for _, c := range j {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return true
+		}
+	}
+	return false
 }
 
 func appendRawField(b []byte, name string, raw json.RawMessage) []byte {
