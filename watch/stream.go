@@ -119,6 +119,7 @@ type watcher struct {
 	buf   []byte      // lines not yet written
 	pos   int64       // last seq consumed
 	told  int64       // last position the client has: a row sent or a bookmark
+	ahead *readAhead  // the catch-up read in flight, or nil
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
@@ -141,6 +142,7 @@ func (wt *watcher) serve(ctx context.Context, caughtUp bool) {
 // behind.
 func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 	defer wt.sh.leave(wt)
+	defer wt.takeAhead()
 	var ch chan []item
 	for {
 		var err error
@@ -152,6 +154,7 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				}
 				continue
 			}
+			wt.takeAhead() // joined: the read-ahead is not needed
 			if ok, err = wt.deliver(ctx, c, pending); err != nil {
 				return err
 			}
@@ -190,20 +193,21 @@ func joined(ch chan []item, open bool) (chan []item, bool) {
 }
 
 // catchUp reads one batch from the store after pos and sends it. It
-// reports whether the read reached the head.
+// reports whether the read reached the head. While it writes a batch
+// that did not reach the head, the next read runs (read-ahead): the
+// next catchUp takes it instead of reading.
 func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	select {
 	case <-wt.h.stopping:
 		return false, errShutdown
 	default:
 	}
-	if hook := wt.h.beforeCatchUp; hook != nil {
-		hook(wt.pos)
-	}
-	wt.resetBudget(ctx)
-	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.h.opts.CatchUpBatch)
-	if err == nil {
-		err = wt.budgetErr()
+	var page changelog.Page
+	var err error
+	if ra := wt.takeAhead(); ra != nil && ra.pos == wt.pos {
+		page, err = ra.page, ra.err
+	} else {
+		page, err = wt.read(ctx, wt.pos)
 	}
 	if err != nil {
 		return false, err
@@ -216,7 +220,53 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	}
 	wt.pos = max(wt.pos, page.Cursor)
 	wt.bookmark()
+	if page.Cursor < page.Head {
+		wt.ahead = wt.startRead(ctx, wt.pos)
+	}
 	return page.Cursor >= page.Head, wt.flush()
+}
+
+// read reads one catch-up batch after pos, judged under a fresh budget.
+func (wt *watcher) read(ctx context.Context, pos int64) (changelog.Page, error) {
+	if hook := wt.h.beforeCatchUp; hook != nil {
+		hook(pos)
+	}
+	wt.resetBudget(ctx)
+	page, err := wt.h.log.Read(ctx, wt.space, pos, wt.f, wt.h.opts.CatchUpBatch)
+	if err == nil {
+		err = wt.budgetErr()
+	}
+	return page, err
+}
+
+// readAhead is a catch-up read running while the watcher writes the
+// previous batch. Its results are the watcher's once done is closed; the
+// watcher evaluates nothing (its filter, its budget) until then.
+type readAhead struct {
+	pos  int64
+	done chan struct{}
+	page changelog.Page
+	err  error
+}
+
+func (wt *watcher) startRead(ctx context.Context, pos int64) *readAhead {
+	ra := &readAhead{pos: pos, done: make(chan struct{})}
+	go func() {
+		defer close(ra.done)
+		ra.page, ra.err = wt.read(ctx, pos)
+	}()
+	return ra
+}
+
+// takeAhead waits for the read-ahead in flight, if any, and returns it.
+// Every path that judges rows or ends the stream takes it first.
+func (wt *watcher) takeAhead() *readAhead {
+	ra := wt.ahead
+	if ra != nil {
+		<-ra.done
+		wt.ahead = nil
+	}
+	return ra
 }
 
 // maxCoalesce bounds the lines a watcher gathers from the fan-out
