@@ -5,6 +5,7 @@ PKGS     ?= ./...
 FUZZTIME ?= 30s
 SOAKTIME ?= 60s
 BENCH    ?= .
+SOAK_STREAMS ?= 2000
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 # The PostgreSQL half of the tests connects here (each run creates and drops
@@ -76,8 +77,8 @@ pg-check: ## fail unless PostgreSQL answers at EDDY_TEST_DATABASE_URL
 	fi
 
 .PHONY: soak
-soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s)
-	EDDY_SOAK=$(SOAKTIME) $(GO) test -race -count=1 -run '^TestSoak' -v $(PKGS)
+soak: pg-check ## fault-injection scenarios (TestSoak*, e.g. commits under pg_terminate_backend) for SOAKTIME each (default 60s); SOAK_STREAMS non-reading watch streams (default 2000)
+	EDDY_SOAK=$(SOAKTIME) EDDY_SOAK_STREAMS=$(SOAK_STREAMS) $(GO) test -race -count=1 -timeout 60m -run '^TestSoak' -v $(PKGS)
 
 .PHONY: lint
 lint: fmt-check vet ## gofmt check, go vet, and golangci-lint if installed

@@ -56,6 +56,10 @@ type Config struct {
 	// Heartbeat is how long a watch stream may stay silent before it
 	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
 	Heartbeat time.Duration
+	// Watch tunes the watch hub (stream caps, write timeout, buffers);
+	// Heartbeat above wins when set, and Open sets its Logger and
+	// OnNotify.
+	Watch watch.Options
 	// Retention is the policy the background housekeeper prunes every
 	// space with; the zero value prunes nothing. Receipts past the
 	// idempotency window are expired either way.
@@ -78,13 +82,40 @@ type Config struct {
 	// journal.DefaultRetention, 30 days).
 	JournalSafeWindow time.Duration
 	JournalRetention  time.Duration
+	// WebhookAllow and WebhookDeny are the webhook destination policy
+	// (functions.Egress: CIDRs, addresses, host names, "*.domain"),
+	// checked when a webhook function is saved and on every connection.
+	// Link-local and metadata addresses are denied whatever the lists
+	// say (functions.DefaultDeny); an empty allow list allows the rest.
+	WebhookAllow, WebhookDeny []string
 	// NoEngine leaves the trigger engine stopped: triggers are stored and
 	// can be inspected, but nothing evaluates or delivers in this process.
 	NoEngine bool
+	// Durability is DurabilityStrict (the default, "") or
+	// DurabilityRelaxed.
+	Durability string
 }
+
+// Durability levels (Config.Durability, eddy serve --durability).
+const (
+	// DurabilityStrict acknowledges a write only once it is on stable
+	// storage: SQLite synchronous=FULL, PostgreSQL synchronous_commit on.
+	DurabilityStrict = "strict"
+	// DurabilityRelaxed is SQLite synchronous=NORMAL in WAL mode and
+	// PostgreSQL synchronous_commit=off: a power loss may lose the last
+	// moments of acknowledged writes, never corrupts or reorders.
+	DurabilityRelaxed = "relaxed"
+)
+
+// ErrBadDurability reports a Config.Durability that is neither strict nor
+// relaxed.
+var ErrBadDurability = errors.New("durability must be strict or relaxed")
 
 // hubStopTimeout bounds how long Close waits for watch streams to end.
 const hubStopTimeout = 5 * time.Second
+
+// engineStopTimeout bounds how long Close waits for deliveries under way.
+const engineStopTimeout = 15 * time.Second
 
 // Eddy is one opened eddy: a migrated store with the services built on it.
 // Close releases it.
@@ -102,6 +133,7 @@ type Eddy struct {
 	eng     *engine.Engine
 	funcs   *functions.Registry
 	tel     *telemetry.Telemetry
+	logger  *slog.Logger
 
 	closeOnce sync.Once
 	closeErr  error
@@ -127,10 +159,14 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	if err != nil {
 		return nil, errors.Join(err, lock.Release())
 	}
+	egress, err := functions.NewEgress(cfg.WebhookAllow, cfg.WebhookDeny)
+	if err != nil {
+		return nil, errors.Join(err, st.Close(), lock.Release())
+	}
 	if err := st.Migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate %s: %w", driver, err), st.Close(), lock.Release())
 	}
-	e := &Eddy{dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
+	e := &Eddy{logger: logger, dataDir: cfg.DataDir, lock: lock, st: st, auth: auth.NewService(st), funcs: &functions.Registry{}}
 	// The watchers gauge reads the hub at scrape time, after Open.
 	e.tel, err = telemetry.New(telemetry.Options{Watchers: func() int { return e.hub.Watchers() }})
 	if err != nil {
@@ -139,9 +175,17 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
 	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
-	e.hub = watch.New(e.log, watch.Options{Heartbeat: cfg.Heartbeat, Logger: logger, OnNotify: e.notifyEngine})
+	wo := cfg.Watch
+	if cfg.Heartbeat > 0 {
+		wo.Heartbeat = cfg.Heartbeat
+	}
+	wo.Logger, wo.OnNotify = logger, e.notifyEngine
+	e.hub = watch.New(e.log, wo)
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger
+	}
+	if cfg.Engine.Egress == nil {
+		cfg.Engine.Egress = egress
 	}
 	if cfg.Engine.Observe == nil {
 		cfg.Engine.Observe = e.tel.ObserveEngine
@@ -152,7 +196,7 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	e.tel.WatchViews(e.views.OpenSessions)
 	e.journal = journal.New(e.log, journal.Options{SafeWindow: cfg.JournalSafeWindow, Retention: cfg.JournalRetention, Logger: logger, Observe: e.tel.ObserveJournal})
 	e.tel.WatchJournal()
-	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng})
+	e.defs = definitions.New(e.log, definitions.Options{Handlers: e.funcs, Hooks: e.eng, Executor: e.eng, Egress: cfg.Engine.Egress})
 	if cfg.Retention.Limit == nil && !cfg.NoEngine {
 		cfg.Retention.Limit = func(ctx context.Context, space string) (int64, error) {
 			limit, _, err := e.eng.PruneLimit(ctx, space)
@@ -184,15 +228,27 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	relaxed := false
+	switch cfg.Durability {
+	case "", DurabilityStrict:
+	case DurabilityRelaxed:
+		relaxed = true
+	default:
+		return nil, "", fmt.Errorf("%w: %q", ErrBadDurability, cfg.Durability)
+	}
 	switch kind {
 	case "postgres":
-		st, err := postgres.Open(ctx, target)
+		st, err := postgres.OpenOptions(ctx, target, postgres.Options{AsyncCommit: relaxed})
 		if err != nil {
 			return nil, "", fmt.Errorf("open postgres: %w", err)
 		}
 		return st, kind, nil
 	default:
-		st, err := sqlite.Open(ctx, target)
+		o := sqlite.Options{}
+		if relaxed {
+			o.Synchronous = "NORMAL"
+		}
+		st, err := sqlite.OpenOptions(ctx, target, o)
 		if err != nil {
 			return nil, "", fmt.Errorf("open sqlite %s: %w", target, err)
 		}
@@ -291,11 +347,23 @@ func (e *Eddy) Store() store.Store { return e.st }
 // DataDir returns the data directory in use.
 func (e *Eddy) DataDir() string { return e.dataDir }
 
-// Close stops the watch hub (ending its streams with the terminal
-// unavailable frame, waiting up to 5s), stops the housekeeper (letting a
-// pass in progress finish within the same 5s), stops the changelog's
-// committers, closes the store, then shuts the metrics down. It is safe
-// to call more than once; later calls return the first result.
+// Close stops everything, in this order:
+//
+//  1. The watch hub: its streams end with the terminal unavailable frame
+//     (waiting up to 5s).
+//  2. The trigger engine (engine.(*Engine).Stop): the lease manager stops
+//     renewing, the evaluators stop, every dispatcher drains its
+//     attempts under way in parallel (each at most 10s, all within
+//     engineStopTimeout, then canceled), each drained trigger's lease is
+//     released with its own 5s deadline so another process takes over at
+//     once, and the shared delivery updates end.
+//  3. The housekeeper, letting a pass in progress finish (within the
+//     hub's 5s).
+//  4. The changelog's committers, then the store.
+//  5. The metrics.
+//
+// It is safe to call more than once; later calls return the first
+// result.
 func (e *Eddy) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
@@ -305,7 +373,11 @@ func (e *Eddy) Close() error {
 			errs = append(errs, fmt.Errorf("stop watch hub: %w", err))
 		}
 		if e.eng != nil {
-			e.eng.Close()
+			ectx, ecancel := context.WithTimeout(context.Background(), engineStopTimeout)
+			if err := e.eng.Stop(ectx); err != nil {
+				errs = append(errs, fmt.Errorf("stop trigger engine: %w", err))
+			}
+			ecancel()
 		}
 		if err := e.hk.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop housekeeper: %w", err))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -30,20 +31,13 @@ func TestOpenHousekeeps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	polltest.Until(t, "the space pruned to the newest 2 commits", func() bool {
 		sp, err := e.Log().Space(ctx, eddy.DefaultSpace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sp.Horizon == 3 && sp.Head == 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("space %+v never pruned to the newest 2 commits", sp)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return sp.Horizon == 3 && sp.Head == 5
+	})
 	if err := e.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}

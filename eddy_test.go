@@ -203,3 +203,20 @@ func TestOpenDataDirIsAFile(t *testing.T) {
 		t.Fatal("open over a file succeeded, want an error")
 	}
 }
+
+// TestOpenDurability: relaxed opens on both stores' terms, strict is the
+// default, anything else is refused before a store is opened.
+func TestOpenDurability(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, d := range []string{"", eddy.DurabilityStrict, eddy.DurabilityRelaxed} {
+		e, err := eddy.Open(ctx, eddy.Config{DataDir: t.TempDir(), Durability: d, NoEngine: true})
+		if err != nil {
+			t.Fatalf("durability %q: %v", d, err)
+		}
+		_ = e.Close()
+	}
+	if _, err := eddy.Open(ctx, eddy.Config{DataDir: t.TempDir(), Durability: "fast"}); !errors.Is(err, eddy.ErrBadDurability) {
+		t.Fatalf("durability fast: %v, want ErrBadDurability", err)
+	}
+}

@@ -24,6 +24,13 @@ type tokenStore struct {
 	store.Store
 	mu     sync.Mutex
 	tokens []store.Token
+	gen    int64
+}
+
+func (s *tokenStore) TokenGeneration(context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen, nil
 }
 
 func (s *tokenStore) TokenCreate(_ context.Context, t store.Token) error {
@@ -56,6 +63,7 @@ func (s *tokenStore) TokenDelete(_ context.Context, id string) error {
 	for i, t := range s.tokens {
 		if t.ID == id {
 			s.tokens = append(s.tokens[:i], s.tokens[i+1:]...)
+			s.gen++
 			return nil
 		}
 	}

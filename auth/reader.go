@@ -23,7 +23,10 @@ import (
 //   - a change is judged on its snapshot: After, or Before for a delete;
 //   - a commit (and so its wire row) is readable only when every change
 //     it carries is: a merge or split row names a second entity, so it
-//     is hidden unless both are readable.
+//     is hidden unless both are readable;
+//   - an engine park row (it names a delivery and its trigger) is hidden
+//     in a space with access rules; other engine rows (no changes) are
+//     judged on their type alone.
 type Reader struct {
 	p      *Principal
 	policy *Policy
@@ -116,7 +119,7 @@ func (r *Reader) CanReadCommit(c *store.Commit) bool {
 	if r.p.IsAdmin() {
 		return true
 	}
-	if !r.p.canReadType(c.Type) {
+	if !r.p.canReadType(c.Type) || r.hiddenPark(&c.Row) {
 		return false
 	}
 	for i := range c.Changes {
@@ -163,12 +166,21 @@ func (r *Reader) JudgeRow(row *store.Row) RowVerdict {
 		return RowReadable
 	case !r.p.canReadType(row.Type):
 		return RowHidden
+	case r.hiddenPark(row):
+		return RowHidden
 	case r.policy.Rule(row.Type) != nil:
 		return RowNeedsCommit
 	case namesSecondEntity(row.Op) && !r.UnlimitedEverywhere():
 		return RowNeedsCommit
 	}
 	return RowReadable
+}
+
+// hiddenPark reports whether row is a park row in a space with access
+// rules: it names a delivery and its trigger, which may touch records the
+// rules hide, so only an admin sees it there.
+func (r *Reader) hiddenPark(row *store.Row) bool {
+	return row.Op == changelog.OpPark && r.policy.HasRules()
 }
 
 // namesSecondEntity reports whether rows of op name an entity besides

@@ -103,6 +103,15 @@ func TestReaderRecords(t *testing.T) {
 		{"admin Unlimited", admin.Unlimited([]string{"doc"}), true},
 		{"UnlimitedEverywhere with rules", ann.UnlimitedEverywhere(), false},
 		{"UnlimitedEverywhere without rules", NewReader(&Principal{Role: RoleReader}, nil).UnlimitedEverywhere(), true},
+		{"definition on allowed types", annNotes.CanSeeDefinition(Scope{Types: []string{"note"}}), true},
+		{"definition touching another type", annNotes.CanSeeDefinition(Scope{Types: []string{"note", "doc"}}), false},
+		{"definition on every type, allow-list", annNotes.CanSeeDefinition(Scope{Every: true}), false},
+		{"definition on every type, no allow-list", ann.CanSeeDefinition(Scope{Every: true}), true},
+		{"definition on a ruled type", ann.CanSeeDefinition(Scope{Types: []string{"doc"}}), true},
+		{"deliveries on a ruled type", ann.CanSeeDeliveries(Scope{Types: []string{"doc"}}), false},
+		{"deliveries on a plain type", annNotes.CanSeeDeliveries(Scope{Types: []string{"note"}}), true},
+		{"deliveries on every type under rules", ann.CanSeeDeliveries(Scope{Every: true}), false},
+		{"admin deliveries on every type", admin.CanSeeDeliveries(Scope{Every: true}), true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -138,6 +147,8 @@ func TestReaderCommits(t *testing.T) {
 		{"merge within the allow-list", onlyA, commit("a", "merge", store.Change{After: a1}, store.Change{Before: a1}), true},
 		{"engine row outside the allow-list", onlyA, commit("eddy.trigger", "fire"), false},
 		{"engine row without allow-list", ann, commit("eddy.trigger", "fire"), true},
+		{"park commit under rules", ann, commit("eddy.delivery", "park"), false},
+		{"park commit without rules", onlyA, commit("a", "park"), true},
 	}
 	for _, tt := range tests {
 		if got := tt.r.CanReadCommit(tt.c); got != tt.want {
@@ -162,6 +173,9 @@ func TestReaderJudgeRow(t *testing.T) {
 		{"merge under an allow-list", NewReader(&Principal{Types: []string{"a"}}, nil), store.Row{Type: "a", Op: "merge"}, RowNeedsCommit},
 		{"split under rules", NewReader(&Principal{}, pol), store.Row{Type: "a", Op: "split"}, RowNeedsCommit},
 		{"merge, nothing limits", NewReader(&Principal{}, nil), store.Row{Type: "a", Op: "merge"}, RowReadable},
+		{"park row under rules", NewReader(&Principal{}, pol), store.Row{Type: "eddy.delivery", Op: "park"}, RowHidden},
+		{"park row, no rules", NewReader(&Principal{}, nil), store.Row{Type: "eddy.delivery", Op: "park"}, RowReadable},
+		{"park row, admin", NewReader(&Principal{Role: RoleAdmin}, pol), store.Row{Type: "eddy.delivery", Op: "park"}, RowReadable},
 	}
 	for _, tt := range tests {
 		if got := tt.r.JudgeRow(&tt.row); got != tt.want {
@@ -203,5 +217,30 @@ func TestPoliciesCachePerVersion(t *testing.T) {
 	r, err := ps.Reader(ctx, &Principal{User: "u"}, "s")
 	if err != nil || r.Policy() != p4 || r.User() != "u" {
 		t.Errorf("Reader = %+v, %v", r, err)
+	}
+}
+
+// BenchmarkCanReadRecord: judging a snapshot by an access rule against
+// judging it by the allow-list alone (the ratio is the rule's cost).
+func BenchmarkCanReadRecord(b *testing.B) {
+	pol, err := NewPolicy("s", 1, []store.TypeDef{{Type: "doc", Def: json.RawMessage(`{"access": {"read": "user in entity.properties.members"}}`)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := doc("d1", `{"members":["bob","ann"],"title":"a title","n":3}`)
+	for _, bc := range []struct {
+		name string
+		r    *Reader
+	}{
+		{"allow-list", NewReader(&Principal{Role: RoleReader, User: "ann", Types: []string{"doc"}}, nil)},
+		{"rule", NewReader(&Principal{Role: RoleReader, User: "ann", Types: []string{"doc"}}, pol)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if !bc.r.CanReadRecord(rec) {
+					b.Fatal("not readable")
+				}
+			}
+		})
 	}
 }

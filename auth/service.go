@@ -40,11 +40,24 @@ type Service struct {
 	st       store.Store
 	now      func() time.Time
 	policies *Policies
+	cache    *tokenCache // nil: every request looks its token up
 }
 
-// NewService returns a Service over st.
-func NewService(st store.Store) *Service {
-	return &Service{st: st, now: time.Now, policies: NewPolicies(st)}
+// NewService returns a Service over st that caches up to
+// DefaultCacheSize authenticated tokens.
+func NewService(st store.Store) *Service { return NewServiceCached(st, DefaultCacheSize) }
+
+// NewServiceCached returns a Service over st that caches up to size
+// authenticated tokens (none when size < 1). A cached token is trusted
+// only while the store's token generation is the one it was read at, so
+// a revocation in any process sharing the store takes effect at the next
+// request.
+func NewServiceCached(st store.Store, size int) *Service {
+	s := &Service{st: st, now: time.Now, policies: NewPolicies(st)}
+	if size > 0 {
+		s.cache = newTokenCache(size)
+	}
+	return s
 }
 
 // Policies returns the service's cache of space policies: every read path
@@ -112,13 +125,25 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*Principal, 
 	if !secretPattern.MatchString(secret) {
 		return nil, problem.New(problem.Unauthorized, "malformed token")
 	}
-	t, err := s.st.TokenByHash(ctx, hashSecret(secret))
+	key := sha256.Sum256([]byte(secret))
+	var gen int64
+	if s.cache != nil {
+		var err error
+		if gen, err = s.st.TokenGeneration(ctx); err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		if t, ok := s.cache.get(key, gen); ok {
+			return principalOf(t), nil
+		}
+	}
+	t, err := s.st.TokenByHash(ctx, key[:])
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, problem.New(problem.Unauthorized, "unknown token")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
+	s.cache.put(key, gen, t)
 	return principalOf(t), nil
 }
 

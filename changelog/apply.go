@@ -89,8 +89,10 @@ func Apply(m Mutation, env ApplyEnv) Outcome {
 		Rejected:   []store.RejectedProperty{},
 		Proposed:   proposed(&m),
 	}
-	if err := ValidateMutation(&m); err != nil {
-		return rejected(out, &rejection{code: problem.BadRequest, msg: errMessage(err)})
+	if m.prepared == nil { // Write validated and prepared it already
+		if err := ValidateMutation(&m); err != nil {
+			return rejected(out, &rejection{code: problem.BadRequest, msg: errMessage(err)})
+		}
 	}
 	a := &applier{m: &m, env: env}
 	res, rej := a.run()
@@ -218,6 +220,9 @@ func keyString(k store.EntityKey) string { return k.Type + "/" + k.ID }
 
 // proposed returns the receipt's record of what the mutation proposed.
 func proposed(m *Mutation) json.RawMessage {
+	if m.prepared != nil && m.prepared.obj != nil {
+		return m.prepared.proposed
+	}
 	v := map[string]any{}
 	switch m.Op {
 	case OpPut:

@@ -3,6 +3,7 @@ package changelog
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // committer batches concurrent writes to one space into shared database
@@ -13,6 +14,13 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*pending // guarded by mu
 	running bool       // a leader exists; guarded by mu
+	// last is the size of the previous group: under load, writers come
+	// back about that many at a time. guarded by mu.
+	last int
+	// full, when set, is closed by submit once the queue holds want
+	// requests: a lingering leader waits on it. guarded by mu.
+	full chan struct{}
+	want int
 }
 
 // pending is one queued write request and its answer.
@@ -42,6 +50,10 @@ func (l *Log) committerFor(space string) *committer {
 func (l *Log) submit(c *committer, p *pending) {
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
+	if c.full != nil && len(c.queue) >= c.want {
+		close(c.full)
+		c.full = nil
+	}
 	leader := !c.running
 	c.running = true
 	c.mu.Unlock()
@@ -58,6 +70,7 @@ func (l *Log) submit(c *committer, p *pending) {
 // lead runs groups until own is answered, then passes the lead on.
 func (l *Log) lead(c *committer, own *pending) {
 	for {
+		c.linger(l.opts.Linger, l.opts.MaxBatch)
 		group := c.take(l.opts.MaxBatch)
 		if len(group) > 0 {
 			l.runGroup(group)
@@ -68,6 +81,38 @@ func (l *Log) lead(c *committer, own *pending) {
 			return
 		default:
 		}
+	}
+}
+
+// linger waits, at most d, for the queue to fill up to the size of the
+// previous group before the leader takes it: under load the writers the
+// last group answered are on their way back, and one transaction (one
+// lock, one fsync) for all of them beats two. It does not wait when the
+// last group was a single request (no load) or the queue is already that
+// full.
+func (c *committer) linger(d time.Duration, max int) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	want := min(c.last, max)
+	if want <= 1 || len(c.queue) >= want {
+		c.mu.Unlock()
+		return
+	}
+	full := make(chan struct{})
+	c.full, c.want = full, want
+	c.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-full:
+	case <-t.C:
+		c.mu.Lock()
+		if c.full == full {
+			c.full = nil
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -86,6 +131,9 @@ func (c *committer) take(max int) []*pending {
 			continue
 		}
 		group = append(group, p)
+	}
+	if len(group) > 0 {
+		c.last = len(group)
 	}
 	return group
 }

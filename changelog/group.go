@@ -212,11 +212,27 @@ func abortAtomic(res *WriteResult, firstReject int) {
 
 // flush hands the group's commits and receipts to the transaction.
 func (g *groupState) flush(ctx context.Context) error {
+	if ba, ok := g.tx.(store.BatchAppender); ok && len(g.commits) > 1 {
+		cs, recs := make([]store.Commit, len(g.commits)), make([][]store.Record, len(g.commits))
+		for i, pc := range g.commits {
+			cs[i], recs[i] = pc.commit, pc.records
+		}
+		if err := ba.AppendBatch(ctx, cs, recs); err != nil {
+			return fmt.Errorf("append commits %d-%d: %w", cs[0].Seq, cs[len(cs)-1].Seq, err)
+		}
+		return g.putReceipts(ctx)
+	}
 	for _, pc := range g.commits {
 		if err := g.tx.Append(ctx, pc.commit, pc.records); err != nil {
 			return fmt.Errorf("append commit %d: %w", pc.commit.Seq, err)
 		}
 	}
+	return g.putReceipts(ctx)
+}
+
+// putReceipts stores the receipts of the group's mutations that appended
+// nothing.
+func (g *groupState) putReceipts(ctx context.Context) error {
 	for _, sr := range g.puts {
 		if err := g.tx.ReceiptPut(ctx, sr); err != nil {
 			return fmt.Errorf("store receipt %s: %w", sr.MutationID, err)

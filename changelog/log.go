@@ -35,6 +35,11 @@ type Options struct {
 	MaxScan int
 	// MaxBatch bounds the requests one group commit takes (default 128).
 	MaxBatch int
+	// Linger bounds how long a group's leader waits for the writers the
+	// previous group answered to come back, so they share one
+	// transaction (default DefaultLinger; negative: never wait). It waits
+	// only when the previous group held several requests.
+	Linger time.Duration
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 	// OnCommit, if set, is called after every committed write transaction

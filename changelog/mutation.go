@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"encoding/json"
+	"maps"
 
 	"github.com/eddy-run/eddy/store"
 )
@@ -39,6 +40,49 @@ type Mutation struct {
 	// IfMatch marks IfVersion as coming from an HTTP If-Match header, so a
 	// mismatch is precondition_failed rather than conflict.
 	IfMatch bool `json:"-"`
+
+	// prepared is set by prepare, in the submitting goroutine, once the
+	// mutation is valid: the group's leader then neither validates it
+	// again nor decodes or encodes its object.
+	prepared *preparedObject
+}
+
+// preparedObject is a valid mutation's object (a put's properties or a
+// patch's patch), decoded, and the canonical JSON its receipt proposes;
+// both nil for other ops.
+type preparedObject struct {
+	obj      map[string]any // never mutated: the applier clones it
+	proposed json.RawMessage
+}
+
+// prepare marks a mutation ValidateMutation accepted, decoding a put's
+// properties or a patch's patch and encoding what its receipt proposes.
+func (m *Mutation) prepare() {
+	var raw json.RawMessage
+	switch m.Op {
+	case OpPut:
+		raw = m.Properties
+	case OpPatch:
+		raw = m.Patch
+	default:
+		m.prepared = &preparedObject{}
+		return
+	}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		return // Apply validates and rejects it
+	}
+	m.prepared = &preparedObject{obj: obj, proposed: encodeCanonical(obj)}
+}
+
+// object returns the mutation's decoded object (a put's properties, a
+// patch's patch), from prepare when it ran, as a map the caller may
+// change.
+func (m *Mutation) object(raw json.RawMessage) (map[string]any, error) {
+	if m.prepared != nil && m.prepared.obj != nil {
+		return maps.Clone(m.prepared.obj), nil
+	}
+	return decodeObject(raw)
 }
 
 // SplitInto names the entity a split creates; Type defaults to the source

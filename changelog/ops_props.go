@@ -52,7 +52,7 @@ type proposal struct {
 // proposePut proposes the put's object; the names it proposes are its
 // keys and the current keys it removes.
 func (a *applier) proposePut(cur *entity) (*proposal, *rejection) {
-	obj, err := decodeObject(a.m.Properties)
+	obj, err := a.m.object(a.m.Properties)
 	if err != nil {
 		return nil, reject(problem.BadRequest, "properties: %v", err)
 	}
@@ -83,7 +83,7 @@ func (a *applier) proposePatch(cur *entity) (*proposal, *rejection) {
 	if !cur.live {
 		return nil, notFound(cur.key)
 	}
-	patch, err := decodeObject(a.m.Patch)
+	patch, err := a.m.object(a.m.Patch)
 	if err != nil {
 		return nil, reject(problem.BadRequest, "patch: %v", err)
 	}

@@ -20,7 +20,8 @@ type payload struct {
 }
 
 // encode returns the payload as a canonical JSON object; empty parts are
-// omitted.
+// omitted. It builds the decoded form encodeCanonical takes directly,
+// with no encoding/json round trip.
 func (p payload) encode() json.RawMessage {
 	m := map[string]any{}
 	if p.created {
@@ -30,10 +31,18 @@ func (p payload) encode() json.RawMessage {
 		m["deleted"] = true
 	}
 	if len(p.properties) > 0 {
-		m["properties"] = sortedCopy(p.properties)
+		names := make([]any, len(p.properties))
+		for i, n := range sortedCopy(p.properties) {
+			names[i] = n
+		}
+		m["properties"] = names
 	}
 	if len(p.state) > 0 {
-		m["state"] = p.state
+		st := make(map[string]any, len(p.state))
+		for k, v := range p.state {
+			st[k] = v
+		}
+		m["state"] = st
 	}
 	if p.rel != "" {
 		m["rel"] = p.rel
@@ -41,11 +50,11 @@ func (p payload) encode() json.RawMessage {
 	setKey(m, "target", p.target)
 	setKey(m, "merged", p.merged)
 	setKey(m, "into", p.into)
-	return marshalCanonical(m)
+	return encodeCanonical(m)
 }
 
 func setKey(m map[string]any, name string, k *store.EntityKey) {
 	if k != nil {
-		m[name] = k
+		m[name] = map[string]any{"type": k.Type, "id": k.ID}
 	}
 }

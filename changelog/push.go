@@ -148,6 +148,9 @@ func (g *groupState) applyPush(req WriteRequest) WriteResult {
 		case ord == last+1:
 			rc, ent, created = g.applyOne(req, m)
 			last = ord
+			if rc.Status == store.ReceiptApplied {
+				c.LastSeq = rc.Seq
+			}
 		default:
 			out.Gap = &PushGap{Expected: last + 1, Got: ord}
 		}
@@ -158,7 +161,7 @@ func (g *groupState) applyPush(req WriteRequest) WriteResult {
 	}
 	out.Processed, out.LastOrdinal = len(res.Receipts), last
 	if last > c.LastOrdinal {
-		g.clients[p.ClientID] = store.PushClient{Space: req.Space, ID: p.ClientID, Owner: p.Owner, LastOrdinal: last, UpdatedAt: g.now}
+		g.clients[p.ClientID] = store.PushClient{Space: req.Space, ID: p.ClientID, Owner: p.Owner, LastOrdinal: last, LastSeq: c.LastSeq, UpdatedAt: g.now}
 		g.clientPuts[p.ClientID] = true
 	}
 	res.LastSeq = g.head
@@ -201,10 +204,9 @@ func (l *Log) Client(ctx context.Context, space, id string) (store.PushClient, e
 	return c, err
 }
 
-// ClientsOwned returns which of ids are push clients of space owned by
-// owner.
-func (l *Log) ClientsOwned(ctx context.Context, space, owner string, ids []string) (map[string]bool, error) {
-	return l.st.ClientsOwned(ctx, space, owner, ids)
+// ClientsOf returns the push clients of space owned by owner, by id.
+func (l *Log) ClientsOf(ctx context.Context, space, owner string) (map[string]store.PushClient, error) {
+	return l.st.ClientsOf(ctx, space, owner)
 }
 
 // expireClients forgets the push clients idle since before cutoff.

@@ -1,10 +1,13 @@
 package changelog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
+	"github.com/eddy-run/eddy/internal/ijson"
 	"github.com/eddy-run/eddy/problem"
 )
 
@@ -29,7 +32,16 @@ type PushBody struct {
 // (details.index names the mutation). It returns the request to Write,
 // without its Owner.
 func DecodePush(r io.Reader) (Push, []Mutation, error) {
-	dec := json.NewDecoder(r)
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return Push{}, nil, fmt.Errorf("read push body: %w", err)
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := ijson.Check(raw); err != nil {
+			return Push{}, nil, ijsonProblem("push body", err)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var body PushBody
 	if err := dec.Decode(&body); err != nil {

@@ -31,6 +31,10 @@ type Log struct {
 	probing probeTuning
 }
 
+// DefaultLinger is Options.Linger's default: short next to a commit's
+// fsync, long enough for answered writers to resubmit.
+const DefaultLinger = 500 * time.Microsecond
+
 // New returns a Log over st. The zero Options are usable.
 func New(st store.Store, opts Options) *Log {
 	if opts.IdempotencyWindow <= 0 {
@@ -44,6 +48,9 @@ func New(st store.Store, opts Options) *Log {
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 128
+	}
+	if opts.Linger == 0 {
+		opts.Linger = DefaultLinger
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -33,10 +33,13 @@ func (l *Log) Write(ctx context.Context, req WriteRequest) (WriteResult, error) 
 	if len(req.Mutations) == 0 && len(req.Engine) == 0 {
 		return WriteResult{}, problem.Param("mutations", "at least one mutation is required")
 	}
+	// The mutations are the caller's: prepare copies.
+	req.Mutations = slices.Clone(req.Mutations)
 	for i := range req.Mutations {
 		if err := ValidateMutation(&req.Mutations[i]); err != nil {
 			return WriteResult{}, withIndex(err, i)
 		}
+		req.Mutations[i].prepare()
 	}
 	if err := validateEngine(req.Engine); err != nil {
 		return WriteResult{}, err

@@ -105,3 +105,59 @@ func (s *Space) deliveryOp(ctx context.Context, id, op string) (Delivery, error)
 	_, err := s.c.callJSON(ctx, send(http.MethodPost, s.path("deliveries", id, op), nil), &d)
 	return d, err
 }
+
+// BulkParams select deliveries for a bulk retry, release or discard.
+type BulkParams struct {
+	// Action is "retry", "release" or "discard".
+	Action string `json:"action"`
+	// Trigger keeps one trigger's deliveries ("" for every trigger's).
+	Trigger string `json:"trigger,omitempty"`
+	// Status keeps the deliveries with one of these statuses.
+	Status []string `json:"status,omitempty"`
+	// When is a CEL expression over the causing row.
+	When string `json:"when,omitempty"`
+	// DryRun only counts (and samples) the matching deliveries.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Expect acts only if exactly this many match (else 409 conflict
+	// with details.matched, nothing done): confirm a dry run's count.
+	Expect *int `json:"expect,omitempty"`
+}
+
+// BulkResult says what a bulk operation matched and did.
+type BulkResult struct {
+	Action  string `json:"action"`
+	DryRun  bool   `json:"dryRun"`
+	Matched int    `json:"matched"`
+	// More is true when more deliveries matched than one call takes.
+	More    bool `json:"more"`
+	Done    int  `json:"done"`
+	Skipped int  `json:"skipped"`
+	// Sample (dry run) is the first deliveries it would act on.
+	Sample []Delivery `json:"sample,omitempty"`
+	// Errors names the first skipped deliveries and why.
+	Errors []BulkError `json:"errors,omitempty"`
+}
+
+// BulkError is one delivery a bulk operation skipped.
+type BulkError struct {
+	ID    string     `json:"id"`
+	Error *BulkCause `json:"error"`
+}
+
+// BulkCause is why a delivery was skipped: a problem object.
+type BulkCause struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// BulkDeliveries retries, releases or discards every delivery that
+// matches p, parked chains first (POST .../deliveries/bulk). A dry run
+// is retried like a GET.
+func (s *Space) BulkDeliveries(ctx context.Context, p BulkParams) (BulkResult, error) {
+	cl := send(http.MethodPost, s.path("deliveries", "bulk"), p)
+	cl.retry = p.DryRun
+	var r BulkResult
+	_, err := s.c.callJSON(ctx, cl, &r)
+	return r, err
+}

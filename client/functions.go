@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -28,13 +29,68 @@ type Function struct {
 	// URL, Secret ("whsec_" + base64 key, never shown) and Timeout (a Go
 	// duration such as "10s") configure a webhook.
 	URL     string `json:"url,omitempty"`
-	Secret  string `json:"secret,omitempty"`
+	Secret  string `json:"-"`
 	Timeout string `json:"timeout,omitempty"`
+	// SecretFromEnv names the server's environment variable the secret
+	// is read from when the function is saved ("secret": {"fromEnv":
+	// NAME}); GET shows it, never the value. Set Secret or SecretFromEnv.
+	SecretFromEnv string `json:"-"`
 	// Handler names a go function registered through the library;
 	// Registered (shown, ignored on input) says whether the answering
 	// process has registered it.
 	Handler    string `json:"handler,omitempty"`
 	Registered *bool  `json:"registered,omitempty"`
+}
+
+// functionWire is Function with its secret as the wire has it.
+type functionWire struct {
+	functionFields
+	Secret json.RawMessage `json:"secret,omitempty"`
+}
+
+// functionFields is Function without its methods.
+type functionFields Function
+
+// secretFromEnv is the wire form of Function.SecretFromEnv.
+type secretFromEnv struct {
+	FromEnv string `json:"fromEnv"`
+}
+
+// MarshalJSON writes the secret as a string or {"fromEnv": NAME}.
+func (f Function) MarshalJSON() ([]byte, error) {
+	w := functionWire{functionFields: functionFields(f)}
+	var err error
+	switch {
+	case f.SecretFromEnv != "":
+		w.Secret, err = json.Marshal(secretFromEnv{f.SecretFromEnv})
+	case f.Secret != "":
+		w.Secret, err = json.Marshal(f.Secret)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the secret as a string or {"fromEnv": NAME}.
+func (f *Function) UnmarshalJSON(b []byte) error {
+	var w functionWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*f = Function(w.functionFields)
+	if len(w.Secret) == 0 || string(w.Secret) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(w.Secret, &f.Secret); err == nil {
+		return nil
+	}
+	var env secretFromEnv
+	if err := json.Unmarshal(w.Secret, &env); err != nil {
+		return fmt.Errorf("function secret: want a string or {\"fromEnv\": NAME}: %w", err)
+	}
+	f.SecretFromEnv = env.FromEnv
+	return nil
 }
 
 // PutFunction saves the function name (admin). def is a Function, or

@@ -24,6 +24,10 @@ type PropertyDef = changelog.PropertyDef
 // StateDef declares a state field of a TypeDefinition.
 type StateDef = changelog.StateDef
 
+// AccessDef is a TypeDefinition's access rule: who may read the type's
+// entities (docs/auth.md#access-rules).
+type AccessDef = changelog.AccessDef
+
 // PutType stores the definition of typ (PUT .../types/{type}, admin).
 // def is anything that encodes to the definition's JSON: a
 // TypeDefinition, a map, or a json.RawMessage. created reports a new

@@ -263,11 +263,12 @@ func (v *View) Watch(ctx context.Context, vc ViewContext, cursor string, o ViewS
 	return &ViewStream{s: s, ctx: vc, pos: cursor}, nil
 }
 
-// ViewEvent is one event of a live view stream: a Page (with commits), or
-// Progress (only irrelevant commits passed: Cursor moved, nothing to
-// apply), or a heartbeat (neither).
+// ViewEvent is one event of a live view stream: a Page, or a heartbeat
+// (no page). A progress frame (only irrelevant commits passed) arrives
+// as a page without commits from the previous position to the new one.
 type ViewEvent struct {
-	// Page is set for a delta page; its Context is the stream's.
+	// Page is set for every frame that moves the cursor; its Context is
+	// the stream's.
 	Page *DeltaPage
 	// Cursor is the position after the event.
 	Cursor string
@@ -307,8 +308,12 @@ func (vs *ViewStream) Next() (ViewEvent, error) {
 		vs.pos = p.Cursor
 		return ViewEvent{Page: p, Cursor: p.Cursor}, nil
 	case f.Cursor != nil:
-		vs.pos = *f.Cursor
-		return ViewEvent{Cursor: vs.pos}, nil
+		// A progress frame: only irrelevant commits passed. It is
+		// handed on as an empty page from the last position, so a
+		// client that stores cursors page by page stays continuous.
+		p := &DeltaPage{Context: vs.ctx, PreviousCursor: vs.pos, Cursor: *f.Cursor, Commits: []ViewCommit{}}
+		vs.pos = p.Cursor
+		return ViewEvent{Page: p, Cursor: p.Cursor}, nil
 	}
 	return ViewEvent{Cursor: vs.pos}, nil // heartbeat or a frame this client does not know
 }

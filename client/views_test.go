@@ -58,7 +58,7 @@ func TestViewBootstrapDeltaAndWatch(t *testing.T) {
 			st := must(v.Watch(c, vc, d.Cursor, client.ViewStreamOptions{}))
 			must(e.sp.Put(c, "task", "t5", map[string]any{"project": "alpha"}))
 			ev := must(st.Next())
-			for ev.Page == nil {
+			for ev.Page == nil || len(ev.Page.Commits) == 0 {
 				ev = must(st.Next())
 			}
 			if ev.Page.PreviousCursor != d.Cursor || ev.Page.Context != vc || ev.Page.Commits[0].Changes[0].ID != "t5" {

@@ -55,6 +55,16 @@ type WatchOptions struct {
 	// OnDrop, if set, is called (in the goroutine calling Next) each time
 	// the stream is lost or a reconnection fails, before the wait.
 	OnDrop func(Drop)
+	// OnResume, if set, is called (in the goroutine calling Next) when a
+	// reconnection succeeded, with the position it resumed from.
+	OnResume func(from int64)
+	// OnControl, if set, is called (in the goroutine calling Next) with
+	// each control frame's line as the server sent it (bookmarks, moving
+	// or not, heartbeats, a terminal error, frames this client does not
+	// know), for tools that pass a stream through. Row events then also
+	// carry their line in Event.Raw. The line is only valid during the
+	// call.
+	OnControl func(line []byte)
 }
 
 // Drop describes a lost stream, for WatchOptions.OnDrop.
@@ -107,6 +117,9 @@ type Event struct {
 	// the bookmark. A consumer that saved it resumes with From =
 	// Position and misses nothing and repeats nothing.
 	Position int64
+	// Raw is a row's line as the server sent it, when
+	// WatchOptions.OnControl is set (nil otherwise).
+	Raw []byte
 }
 
 // Watcher is a watch stream that resumes by itself: when the connection
@@ -228,6 +241,9 @@ func (w *Watcher) read() (ev Event, ok bool, err error) {
 	}
 	opening := w.opened
 	w.opened = false
+	if f.kind != frameRow && w.o.OnControl != nil {
+		w.o.OnControl(line)
+	}
 	switch f.kind {
 	case frameRow:
 		if f.row.Seq <= w.pos {
@@ -235,7 +251,11 @@ func (w *Watcher) read() (ev Event, ok bool, err error) {
 		}
 		w.pos, w.first = f.row.Seq, false
 		w.rows++
-		return Event{Kind: EventRow, Row: f.row, Position: w.pos}, true, nil
+		ev := Event{Kind: EventRow, Row: f.row, Position: w.pos}
+		if w.o.OnControl != nil {
+			ev.Raw = append([]byte(nil), line...)
+		}
+		return ev, true, nil
 	case frameBookmark:
 		emit := f.bookmark > w.pos || (opening && w.first)
 		w.pos, w.first = max(w.pos, f.bookmark), false
@@ -303,6 +323,9 @@ func (w *Watcher) reconnect() error {
 	err := w.connect()
 	if err == nil {
 		w.pending = nil
+		if w.o.OnResume != nil {
+			w.o.OnResume(w.pos)
+		}
 		return nil
 	}
 	if w.ctx.Err() != nil || final(err) {

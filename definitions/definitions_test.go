@@ -79,7 +79,7 @@ func forEachDriver(t *testing.T, fn func(f *fixture)) {
 			handlers := &functions.Registry{}
 			now := func() time.Time { return clock }
 			eng := engine.New(lg, handlers, engine.Options{Now: now})
-			t.Cleanup(eng.Close)
+			t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 			svc := New(lg, Options{Now: now, Handlers: handlers, Executor: eng})
 			fn(&fixture{t: t, log: lg, svc: svc, handlers: handlers})
 		})
@@ -440,5 +440,31 @@ func TestGoFunctionRegistered(t *testing.T) {
 		if err != nil || strings.Contains(string(d.Def), "registered") {
 			t.Fatalf("stored = %s, %v", d.Def, err)
 		}
+	})
+}
+
+// A webhook URL the egress policy denies is refused at save time, and
+// nothing is stored: by default link-local and metadata addresses.
+func TestPutFunctionEgress(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(f *fixture) {
+		ctx := context.Background()
+		for _, url := range []string{"http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/", "http://[fe80::1]:80/"} {
+			_, _, err := f.svc.PutFunction(ctx, "s", "meta", []byte(`{"kind": "webhook", "url": "`+url+`"}`))
+			wantProblem(f.t, err, problem.BadRequest, "url")
+		}
+		if _, err := f.svc.Function(ctx, "s", "meta"); err == nil {
+			f.t.Fatal("a denied webhook was stored")
+		}
+		egress, err := functions.NewEgress([]string{"hooks.example.com"}, nil)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		strict := New(f.log, Options{Egress: egress})
+		if _, _, err := strict.PutFunction(ctx, "s", "ok", []byte(`{"kind": "webhook", "url": "https://hooks.example.com/x"}`)); err != nil {
+			f.t.Fatal(err)
+		}
+		_, _, err = strict.PutFunction(ctx, "s", "other", []byte(`{"kind": "webhook", "url": "https://evil.example.com/x"}`))
+		wantProblem(f.t, err, problem.BadRequest, "url")
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/eddy-run/eddy/functions"
@@ -20,9 +21,14 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 	if err := s.checkSpace(ctx, space); err != nil {
 		return nil, false, err
 	}
-	f, err = functions.ParseFunction(name, raw)
+	f, err = s.ParseFunction(name, raw)
 	if err != nil {
 		return nil, false, err
+	}
+	if f.Kind == functions.KindWebhook {
+		if err := s.egress.CheckURL(f.URL); err != nil {
+			return nil, false, problem.New(problem.BadRequest, "url: %s (see serve --webhook-allow and --webhook-deny)", err.Error()).With("field", "url")
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,6 +37,20 @@ func (s *Service) PutFunction(ctx context.Context, space, name string, raw []byt
 		return nil, false, err
 	}
 	return f, created, nil
+}
+
+// ParseFunction validates raw as the definition of the function name,
+// as PutFunction stores it: parsed, with a secret {"fromEnv": NAME} read
+// from this process's environment. It stores nothing.
+func (s *Service) ParseFunction(name string, raw []byte) (*functions.Function, error) {
+	f, err := functions.ParseFunction(name, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.ResolveSecret(os.Getenv); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Function returns the function name of a space (not_found if absent).

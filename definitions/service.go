@@ -26,6 +26,7 @@ type Service struct {
 	handlers *functions.Registry
 	hooks    TriggerHooks
 	exec     Executor
+	egress   *functions.Egress
 
 	// mu serializes definition writes (put and delete, both kinds) so the
 	// cross-checks between functions and triggers hold within a process.
@@ -48,6 +49,10 @@ type Options struct {
 	// trigger engine's deliveries run them (*engine.Engine). Without one,
 	// Run and TestFunction of a function that must run fail.
 	Executor Executor
+	// Egress is the webhook destination policy a saved webhook's URL must
+	// pass (nil: functions.DefaultDeny only). The engine checks it again
+	// at connect time.
+	Egress *functions.Egress
 }
 
 // Executor runs a function once, recording nothing: the trigger engine's
@@ -78,7 +83,7 @@ func New(log *changelog.Log, opts Options) *Service {
 	if opts.Handlers == nil {
 		opts.Handlers = &functions.Registry{}
 	}
-	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks, exec: opts.Executor}
+	return &Service{log: log, st: log.Store(), now: opts.Now, handlers: opts.Handlers, hooks: opts.Hooks, exec: opts.Executor, egress: opts.Egress}
 }
 
 // checkSpace returns not_found unless the space exists.

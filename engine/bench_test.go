@@ -66,7 +66,7 @@ func newBenchEnvOn(b *testing.B, driver string) *benchEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		e.eng.Close()
+		_ = e.eng.Stop(context.Background())
 		_ = e.log.Close()
 	})
 	return e

@@ -26,8 +26,8 @@ type parsedDef struct {
 // defCache keeps parsed definitions so a lease round recompiles CEL and
 // expr only for definitions that changed.
 type defCache struct {
-	mu    sync.Mutex
-	items map[string]parsedDef // space/kind/name
+	mu    sync.Mutex           // a leaf: parsing happens outside it
+	items map[string]parsedDef // guarded by mu; space/kind/name
 }
 
 // catalog loads a space's definitions, parsing only changed ones. A

@@ -21,16 +21,19 @@ type dispatcher struct {
 	sr   *spaceRun
 	name string
 
+	// mu guards the queue and the configuration; it is a leaf but for
+	// the store reads load makes without it. Lock order: spaceRun.mu,
+	// then mu.
 	mu      sync.Mutex
-	cfg     runConfig
-	queue   []*item // open deliveries ordered by (seq, id)
-	byID    map[string]*item
-	running int
+	cfg     runConfig        // guarded by mu
+	queue   []*item          // guarded by mu; open deliveries ordered by (seq, id)
+	byID    map[string]*item // guarded by mu
+	running int              // guarded by mu
 	// clock counts queue changes; resync uses it to tell what changed
 	// while it was reading the store.
-	clock    uint64
-	finished map[string]uint64
-	resyncAt uint64 // clock value of the last requested resync, 0 if none
+	clock    uint64            // guarded by mu
+	finished map[string]uint64 // guarded by mu
+	resyncAt uint64            // guarded by mu; clock value of the last requested resync, 0 if none
 
 	wakeCh chan struct{}
 	// cancel stops starting attempts; abort cancels the ones under way
@@ -53,6 +56,7 @@ type runConfig struct {
 }
 
 // item is one open delivery in the queue.
+// Every field is guarded by the dispatcher's mu.
 type item struct {
 	d       store.Delivery
 	running bool
@@ -80,8 +84,10 @@ func (d *dispatcher) start() {
 }
 
 // stop ends dispatching and lets the attempts under way finish, for at
-// most drainTimeout; then it cancels them and waits.
-func (d *dispatcher) stop() {
+// most drainTimeout or until abort closes; then it cancels them and
+// waits. Callers run it through the engine's drainer, never under a
+// lock.
+func (d *dispatcher) stop(abort <-chan struct{}) {
 	if d.cancel == nil {
 		return
 	}
@@ -91,9 +97,14 @@ func (d *dispatcher) stop() {
 		d.wg.Wait()
 		close(done)
 	}()
+	timer := time.NewTimer(drainTimeout)
+	defer timer.Stop()
 	select {
 	case <-done:
-	case <-time.After(drainTimeout):
+	case <-timer.C:
+		d.abort()
+		<-done
+	case <-abort:
 		d.abort()
 		<-done
 	}
@@ -202,10 +213,9 @@ func (d *dispatcher) load(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.resyncAt > began {
-		return nil // asked again while reading: the next pass reads again
+	if d.resyncAt <= began {
+		d.resyncAt = 0 // else asked again while reading: read again next
 	}
-	d.resyncAt = 0
 	seen := make(map[string]bool, len(open))
 	for _, dl := range open {
 		seen[dl.ID] = true
@@ -235,8 +245,8 @@ func (d *dispatcher) pass(ctx context.Context) time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cfg := d.cfg
-	if cfg.def == nil {
-		return time.Time{}
+	if cfg.def == nil || !cfg.def.Enabled {
+		return time.Time{} // disabled: no attempt starts until enabled
 	}
 	limit := max(cfg.def.Delivery.Concurrency, 1)
 	ordered := cfg.def.Delivery.Ordering == triggers.OrderingEntity
@@ -309,6 +319,23 @@ func (d *dispatcher) done(it *item, res store.Delivery, err error) {
 	}
 	d.sr.e.progressed()
 	d.wake()
+}
+
+// forget drops the queued deliveries that are not running and that
+// match (all of them when match is nil): an operator discarded them or
+// reset the trigger, so none may start again.
+func (d *dispatcher) forget(match func(id string) bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clock++
+	d.queue = slices.DeleteFunc(d.queue, func(it *item) bool {
+		drop := !it.running && (match == nil || match(it.d.ID))
+		if drop {
+			delete(d.byID, it.d.ID)
+			d.finished[it.d.ID] = d.clock
+		}
+		return drop
+	})
 }
 
 func (d *dispatcher) remove(id string) {

@@ -53,9 +53,14 @@ type Options struct {
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
 	SpaceCap int
-	// Client sends webhook requests (default a client without a global
-	// timeout; each request is bounded by its function's timeout).
+	// Client sends webhook requests (default Egress.Client(): no global
+	// timeout, each request bounded by its attempt's timeout, every
+	// connection checked against Egress). A redirect is never followed,
+	// whatever the client's CheckRedirect.
 	Client *http.Client
+	// Egress is the webhook destination policy of the default Client
+	// (nil: functions.DefaultDeny only).
+	Egress *functions.Egress
 	// Logger receives operational logs (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the engine's clock (default time.Now).
@@ -91,19 +96,28 @@ type Engine struct {
 	opts   Options
 	logger *slog.Logger
 
+	// Lock order: e.mu before sr.mu before d.mu; progressMu and the
+	// completer's mu are leaves (nothing is locked while holding them).
 	mu      sync.Mutex
-	spaces  map[string]*spaceRun
-	started bool
-	cancel  context.CancelFunc
+	spaces  map[string]*spaceRun // guarded by mu
+	started bool                 // guarded by mu; set by Start and by Stop
+	running bool                 // guarded by mu; the lease manager was launched
+	cancel  context.CancelFunc   // guarded by mu; nil before Start and after Stop
+	stopped chan struct{}        // closed when the lease manager has stopped
 	wg      sync.WaitGroup
 	kick    chan struct{}
 
+	// drains stops dispatchers off the lease manager's goroutine, at
+	// most maxDrains at a time.
+	drains *drainer
+
 	completions *completer
+	logRate     logLimiter
 
 	// progress is closed and replaced whenever a cursor moves or a
 	// delivery ends in this process, waking fences.
 	progressMu sync.Mutex
-	progress   chan struct{}
+	progress   chan struct{} // guarded by progressMu
 }
 
 // New returns an engine over the log's store; Start runs it. reg holds
@@ -117,7 +131,7 @@ func New(log *changelog.Log, reg *functions.Registry, opts Options) *Engine {
 	return &Engine{
 		st: st, log: log, reg: reg, keys: causality.NewKeyring(st), opts: opts, logger: opts.Logger,
 		spaces: map[string]*spaceRun{}, kick: make(chan struct{}, 1), progress: make(chan struct{}),
-		completions: newCompleter(st),
+		completions: newCompleter(st), drains: newDrainer(), stopped: make(chan struct{}),
 	}
 }
 
@@ -138,7 +152,7 @@ func withDefaults(o Options) Options {
 		o.SpaceCap = causality.DefaultCap
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		o.Client = o.Egress.Client()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -168,38 +182,76 @@ func (e *Engine) Owner() string { return e.opts.Owner }
 
 func (e *Engine) now() time.Time { return e.opts.Now().UTC() }
 
-// Start runs the lease manager until Close.
+// Start runs the lease manager until Stop and returns at once; New
+// starts nothing. A second Start, or a Start after Stop, is an error.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.started {
 		return errors.New("engine: already started")
 	}
-	e.started = true
+	e.started, e.running = true, true
 	e.completions.start()
 	ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	e.wg.Go(func() { e.manage(ctx) })
+	e.wg.Go(func() {
+		defer close(e.stopped)
+		e.manage(ctx)
+	})
 	return nil
 }
 
-// Close stops every space and waits for deliveries under way to end.
-func (e *Engine) Close() {
+// Stop stops the engine gracefully, in this order: the lease manager
+// stops renewing; every space's evaluator stops; every dispatcher stops
+// starting attempts and drains the ones under way, all in parallel (at
+// most maxDrains at a time), each for at most drainTimeout or until
+// ctx ends, whichever comes first, after which the attempts left are
+// canceled; the leases are released (with their own deadline,
+// releaseTimeout) so another process takes over at once; the process
+// leaves the live processes; the shared delivery updates stop. It is
+// idempotent and safe if the engine never started; it returns ctx's
+// error if ctx ended before the drains did.
+func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	cancel := e.cancel
 	e.cancel = nil
-	spaces := e.spaces
-	e.spaces = map[string]*spaceRun{}
+	running := e.running
+	e.started = true // no Start after Stop
 	e.mu.Unlock()
 	if cancel == nil {
-		e.completions.stop()
-		return
+		if !running {
+			e.completions.stop()
+		}
+		<-e.stoppedOrNever(running)
+		return nil
 	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.drains.abortAll()
+		case <-done:
+		}
+	}()
 	cancel()
 	e.wg.Wait()
-	for _, sr := range spaces {
-		sr.stop()
-	}
+	e.drains.wait()
 	e.completions.stop()
+	if ctx.Err() != nil {
+		return fmt.Errorf("engine: stop: %w", ctx.Err())
+	}
+	return nil
+}
+
+// stoppedOrNever returns the channel closed when the manager stopped, or
+// a closed channel when it never ran.
+func (e *Engine) stoppedOrNever(running bool) <-chan struct{} {
+	if running {
+		return e.stopped
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // Notify tells the engine that space's head moved to head (a commit of

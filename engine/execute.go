@@ -52,6 +52,9 @@ func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d sto
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.SetAttributes(attribute.String("eddy.outcome", outcome))
+	if err == nil {
+		e.logOutcome(space, res)
+	}
 	e.observe(Event{Space: space, Trigger: d.Trigger, Kind: "delivery", Outcome: outcome, Duration: time.Since(a.start)})
 	return res, err
 }
@@ -233,10 +236,10 @@ func rejectionText(r *store.Receipt) string {
 	return fmt.Sprintf("action rejected: %s: %s", r.Reason.Code, r.Reason.Message)
 }
 
-// webhook marks the delivery running, sends the signed request with the
-// delivery's cause token and records what the answer means. The running
-// mark is written while the request is under way, so the request does
-// not wait for it; the outcome is recorded after both.
+// webhook marks the delivery running, then sends the signed request
+// with the delivery's cause token and records what the answer means.
+// The mark comes first: a delivery discarded, reset or fenced (its lease
+// released) before it is refused, and such a delivery is never sent.
 func (a *attempt) webhook(ctx context.Context, c store.Commit, in functions.Input) (store.Delivery, error) {
 	body, err := functions.BuildRequest(a.d.ID, in.Row, in.Entity, in.Before)
 	if err != nil {
@@ -245,17 +248,12 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in functions.Inpu
 	running := a.base(store.DeliveryRunning)
 	running.From = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
 	running.LastError = a.d.LastError
-	marked := make(chan error, 1)
-	go func() {
-		_, err := a.update(ctx, running)
-		marked <- err
-	}()
-	ans, err := a.send(ctx, c, body)
-	if merr := <-marked; merr != nil {
-		// Fenced: the lease or the delivery moved; the outcome is not
-		// this process's to record.
-		return store.Delivery{}, merr
+	if _, err := a.update(ctx, running); err != nil {
+		// Fenced: the lease or the delivery moved; it is not this
+		// process's to send.
+		return store.Delivery{}, err
 	}
+	ans, err := a.send(ctx, c, body)
 	if ctx.Err() != nil {
 		return store.Delivery{}, ctx.Err()
 	}

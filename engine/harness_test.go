@@ -12,6 +12,7 @@ import (
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
@@ -101,7 +102,7 @@ func newEnv(t *testing.T, st store.Store, opts engine.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		eng.Close()
+		_ = eng.Stop(context.Background())
 		_ = e.log.Close()
 	})
 	return e
@@ -297,21 +298,11 @@ func (e *env) delivery(trigger string, seq int64) engine.Delivery {
 	return out[0]
 }
 
-// eventually polls cond every 10ms until it holds, failing the test
-// after 10s.
+// eventually polls cond until it holds, failing the test after 10s
+// (polltest.Until).
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		select {
-		case <-e.t.Context().Done():
-			e.t.Fatal(e.t.Context().Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	polltest.Until(e.t, what, cond)
 }
 
 // problemCode returns the code of a *problem.Error in err's chain ("" if

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -18,26 +18,82 @@ type balancer struct {
 	// the lease free (see planLeases, rule 3).
 	freeSince map[string]map[string]time.Time
 	// runs are the space runners the rounds used, whose leases the
-	// manager releases when it stops (Close empties e.spaces first).
+	// manager releases when it stops (Stop empties e.spaces first).
 	runs map[string]*spaceRun
+	// prints are, per space, the fingerprint of its definitions and
+	// leases as the last round saw them.
+	prints map[string]string
 }
 
-// manage runs lease rounds every LeaseTTL/3 (or when poked) until ctx
-// ends, then gives every lease up and leaves the live processes.
+// manage runs lease rounds every LeaseTTL/3, when poked, and whenever a
+// check every Poll finds a space's definitions or leases changed (a
+// trigger saved, enabled or disabled in another process, a lease
+// released), so a new trigger starts within one poll interval on
+// whichever process takes its lease. When ctx ends it gives every lease
+// up and leaves the live processes.
 func (e *Engine) manage(ctx context.Context) {
-	tick := time.NewTicker(e.opts.LeaseTTL / 3)
+	period := e.opts.LeaseTTL / 3
+	tick := time.NewTicker(min(e.opts.Poll, period))
 	defer tick.Stop()
-	b := &balancer{freeSince: map[string]map[string]time.Time{}, runs: map[string]*spaceRun{}}
+	b := &balancer{freeSince: map[string]map[string]time.Time{}, runs: map[string]*spaceRun{}, prints: map[string]string{}}
+	var last time.Time
 	for {
-		e.round(ctx, b)
+		if time.Since(last) >= period || e.changed(ctx, b) {
+			e.round(ctx, b)
+			last = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			e.releaseAll(b)
 			return
 		case <-tick.C:
 		case <-e.kick:
+			last = time.Time{}
 		}
 	}
+}
+
+// changed reports whether a space's fingerprint differs from the last
+// round's (or a space appeared).
+func (e *Engine) changed(ctx context.Context, b *balancer) bool {
+	spaces, err := e.log.Spaces(ctx)
+	if err != nil {
+		return false
+	}
+	for _, sp := range spaces {
+		cat, err := e.catalog(ctx, sp.ID)
+		if err != nil {
+			continue
+		}
+		states, err := e.st.TriggerStateList(ctx, sp.ID)
+		if err != nil {
+			continue
+		}
+		if fingerprint(cat, states) != b.prints[sp.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// fingerprint sums up what a lease round acts on: every trigger
+// definition (its parse, cached while its bytes stand) and function,
+// and every lease's owner and epoch.
+func fingerprint(cat *catalog, states []store.TriggerState) string {
+	var sb strings.Builder
+	names := make([]string, 0, len(cat.triggers))
+	for name := range cat.triggers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t := cat.triggers[name]
+		fmt.Fprintf(&sb, "t %s %p %p\n", name, t, cat.functions[t.Function])
+	}
+	for _, st := range states {
+		fmt.Fprintf(&sb, "s %s %s %d\n", st.Trigger, st.Owner, st.Epoch)
+	}
+	return sb.String()
 }
 
 // round beats, then renews, acquires or releases the leases of every
@@ -97,6 +153,7 @@ func (e *Engine) roundSpace(ctx context.Context, b *balancer, sp store.Space) er
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	b.prints[sp.ID] = fingerprint(cat, states)
 	views := leaseViews(names, states, now)
 	stale := b.stale(sp.ID, views, now, e.opts.LeaseTTL/3)
 	return sr.renew(ctx, cat, planLeases(sp.ID, e.opts.Owner, b.procs, views, stale))
@@ -124,21 +181,19 @@ func (b *balancer) stale(space string, views []leaseView, now time.Time, period 
 }
 
 // release gives up the surplus leases of a round: the trigger stops here
-// first (its deliveries under way end), then the lease expires at once
-// so another process takes it in its next round. The caller holds sr.mu.
-func (sr *spaceRun) release(ctx context.Context, ls []lease) error {
-	var errs []error
+// first (its deliveries under way end, in the background: the drainer),
+// then the lease expires at once so another process takes it in its next
+// round. The caller holds sr.mu.
+func (sr *spaceRun) release(ls []lease) {
 	for _, l := range ls {
-		if t := sr.trigs[l.name]; t != nil {
-			t.disp.stop()
-			delete(sr.trigs, l.name)
+		t := sr.trigs[l.name]
+		if t == nil {
+			sr.releaseAfterDrain(l)()
+			continue
 		}
-		err := sr.e.st.LeaseRelease(ctx, sr.id, l.name, sr.e.opts.Owner, l.epoch)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("release lease %s: %w", l.name, err))
-		}
+		delete(sr.trigs, l.name)
+		sr.e.drains.stop(t.disp, sr.releaseAfterDrain(l))
 	}
-	return errors.Join(errs...)
 }
 
 // spaceFor returns the runner of a space, starting one when create is
@@ -155,22 +210,20 @@ func (e *Engine) spaceFor(ctx context.Context, space string, create bool) *space
 	return sr
 }
 
-// releaseAll stops every space runner of the rounds and gives up the
-// leases it held, so another process takes over at once instead of after
-// the TTL, then leaves the live processes.
+// releaseAll stops every space runner of the rounds: their dispatchers
+// drain in parallel, each then giving up its lease so another process
+// takes over at once instead of after the TTL; then the process leaves
+// the live processes.
 func (e *Engine) releaseAll(b *balancer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	e.mu.Lock()
+	e.spaces = map[string]*spaceRun{}
+	e.mu.Unlock()
 	for _, sr := range b.runs {
-		held := sr.leases() // before stop, which forgets them
-		sr.stop()
-		for _, l := range held {
-			err := e.st.LeaseRelease(ctx, sr.id, l.name, e.opts.Owner, l.epoch)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				e.logger.Warn("engine: release lease", "space", sr.id, "trigger", l.name, "err", err)
-			}
-		}
+		sr.stop(true)
 	}
+	e.drains.wait()
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
 	if err := e.st.ProcessGone(ctx, e.opts.Owner); err != nil {
 		e.logger.Warn("engine: leave processes", "err", err)
 	}

@@ -60,6 +60,12 @@ func (e *Engine) status(ctx context.Context, space string, t *triggers.Trigger) 
 	if err != nil {
 		return Status{}, err
 	}
+	return e.statusAt(ctx, space, t, st)
+}
+
+// statusAt returns a trigger's status with its state as st says (the
+// state an operation left, so its answer is the status right after it).
+func (e *Engine) statusAt(ctx context.Context, space string, t *triggers.Trigger, st store.TriggerState) (Status, error) {
 	sp, err := e.log.Space(ctx, space)
 	if err != nil {
 		return Status{}, err
@@ -138,7 +144,8 @@ func (e *Engine) skipToHead(ctx context.Context, space string, t *triggers.Trigg
 	if st.Cursor >= sp.Head {
 		return nil
 	}
-	_, err = e.st.TriggerMove(ctx, space, t.Name, sp.Head, -1, &store.SeqRange{Lo: st.Cursor + 1, Hi: sp.Head}, false)
+	_, err = e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: t.Name, Cursor: sp.Head,
+		Skip: &store.SeqRange{Lo: st.Cursor + 1, Hi: sp.Head}})
 	return err
 }
 
@@ -188,16 +195,22 @@ func (e *Engine) Reset(ctx context.Context, space, name string) (Status, error) 
 		return Status{}, err
 	}
 	start := startSeq(t.Start, sp.Head)
-	if _, err := e.st.TriggerMove(ctx, space, name, start, start, nil, true); err != nil {
+	st, err := e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: name, Cursor: start, Start: &start, DiscardOpen: true})
+	if err != nil {
 		return Status{}, fmt.Errorf("reset trigger %s: %w", name, err)
 	}
+	// The open deliveries were discarded: none starts again here.
+	e.withDispatcher(space, name, func(d *dispatcher) { d.forget(nil) })
 	if t.Source.Cron != nil {
 		if err := e.st.TriggerFired(ctx, space, name, 0, e.now()); err != nil && !errors.Is(err, store.ErrFenced) {
 			return Status{}, err
 		}
 	}
 	e.moved(ctx, space, name)
-	return e.status(ctx, space, t)
+	if t.Source.Cron != nil {
+		return e.status(ctx, space, t) // with the fired time just reset
+	}
+	return e.statusAt(ctx, space, t, st)
 }
 
 // Replay moves a trigger's cursor back to from (rows > from are
@@ -225,11 +238,12 @@ func (e *Engine) Replay(ctx context.Context, space, name string, from int64) (St
 	if _, err := e.state(ctx, space, t); err != nil {
 		return Status{}, err
 	}
-	if _, err := e.st.TriggerMove(ctx, space, name, from, -1, nil, false); err != nil {
+	st, err := e.st.TriggerMove(ctx, store.TriggerMoveParams{Space: space, Trigger: name, Cursor: from})
+	if err != nil {
 		return Status{}, fmt.Errorf("replay trigger %s: %w", name, err)
 	}
 	e.moved(ctx, space, name)
-	return e.status(ctx, space, t)
+	return e.statusAt(ctx, space, t, st)
 }
 
 // moved makes this process's runner take a trigger's changed definition
@@ -359,7 +373,11 @@ func (e *Engine) transition(ctx context.Context, space, id, action string, from 
 	if err != nil {
 		return Delivery{}, fmt.Errorf("%s delivery %s: %w", action, id, err)
 	}
-	e.resyncDeliveries(space, nd.Trigger)
+	if status == store.DeliveryDiscarded {
+		e.withDispatcher(space, nd.Trigger, func(d *dispatcher) { d.forget(func(x string) bool { return x == id }) })
+	} else {
+		e.resyncDeliveries(space, nd.Trigger)
+	}
 	return view(nd), nil
 }
 
@@ -372,6 +390,12 @@ func wrongStatus(action string, d store.Delivery, from []string) error {
 // reload its open deliveries now (another process's dispatcher reloads at
 // its next lease round).
 func (e *Engine) resyncDeliveries(space, trigger string) {
+	e.withDispatcher(space, trigger, (*dispatcher).resync)
+}
+
+// withDispatcher calls fn with the dispatcher of a trigger this process
+// holds, if any.
+func (e *Engine) withDispatcher(space, trigger string, fn func(*dispatcher)) {
 	e.mu.Lock()
 	sr := e.spaces[space]
 	e.mu.Unlock()
@@ -379,8 +403,8 @@ func (e *Engine) resyncDeliveries(space, trigger string) {
 		return
 	}
 	sr.mu.Lock()
+	defer sr.mu.Unlock()
 	if t := sr.trigs[trigger]; t != nil {
-		t.disp.resync()
+		fn(t.disp)
 	}
-	sr.mu.Unlock()
 }

@@ -246,3 +246,29 @@ func TestDisableTakesEffectAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// Replay and reset answer the status right after the move, however fast
+// the engine catches up afterwards.
+func TestMoveAnswersItsOwnStatus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite(t), testOptions())
+	e.noop()
+	e.trigger("t", `{"source":{"changes":{"types":["task"]}},"function":"noop"}`)
+	for i := range 5 {
+		e.write(put("task", fmt.Sprint("t", i), map[string]any{}))
+	}
+	head := e.settle()
+	for range 20 {
+		st, err := e.eng.Replay(t.Context(), space, "t", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Cursor != 0 || st.Lag != head {
+			t.Fatalf("replay answered cursor %d, lag %d; want 0, %d", st.Cursor, st.Lag, head)
+		}
+		e.settle()
+	}
+	if st, err := e.eng.Reset(t.Context(), space, "t"); err != nil || st.Cursor != head {
+		t.Fatalf("reset answered %+v, %v", st, err)
+	}
+}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
 	if st.Owner == "b" {
 		first = b
 	}
-	first.eng.Close() // hands the lease over at once
+	_ = first.eng.Stop(context.Background()) // hands the lease over at once
 	time.Sleep(2500 * time.Millisecond)
 	slots := map[string]int{}
 	var times []time.Time
@@ -99,17 +100,10 @@ func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.eng.Notify("", -1)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	a.eventually("a takes the lease back", func() bool {
 		st := must(a.eng.Status(t.Context(), space, "watch"))
-		if st.Cursor >= seq && st.Owner == "a" && st.Epoch > stolen.Epoch {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a did not take the lease back: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return st.Cursor >= seq && st.Owner == "a" && st.Epoch > stolen.Epoch
+	})
 	a.settle()
 	if ds := a.deliveries("watch"); len(ds) != 1 || ds[0].Status != store.DeliverySucceeded {
 		t.Fatalf("deliveries after the hand-back: %+v", ds)

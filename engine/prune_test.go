@@ -20,7 +20,7 @@ func TestPruneStopsAtCursors(t *testing.T) {
 		log := changelog.New(st, changelog.Options{})
 		t.Cleanup(func() { _ = log.Close() })
 		eng := engine.New(log, nil, testOptions())
-		t.Cleanup(eng.Close)
+		t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 		defs := definitions.New(log, definitions.Options{Hooks: eng})
 		ctx := t.Context()
 		must(log.EnsureSpace(ctx, space))

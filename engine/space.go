@@ -19,15 +19,18 @@ type spaceRun struct {
 	e  *Engine
 	id string
 
-	// mu serializes evaluation with lease rounds: a round reads the
-	// stored states while no advance is under way.
+	// mu serializes evaluation, cron firing and operator moves with
+	// lease rounds: a round reads the stored states while no advance is
+	// under way. Lock order: Engine.mu, then mu, then dispatcher.mu.
+	// Nothing blocking on a dispatcher's drain runs under it (drains go
+	// through the engine's drainer).
 	mu    sync.Mutex
-	trigs map[string]*trig
-	index *triggers.Index
+	trigs map[string]*trig // guarded by mu
+	index *triggers.Index  // guarded by mu
 	// indexed lists the trigger definitions index was built from.
-	indexed map[string]*triggers.Trigger
+	indexed map[string]*triggers.Trigger // guarded by mu
 	// ahead is the page being read ahead, if any.
-	ahead *prefetch
+	ahead *prefetch // guarded by mu
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
@@ -37,10 +40,10 @@ type spaceRun struct {
 // trig is one owned trigger: its definition, its function and its state
 // as this process last wrote or read it.
 type trig struct {
-	def   *triggers.Trigger
-	fn    *functions.Function
-	state store.TriggerState
-	disp  *dispatcher
+	def   *triggers.Trigger   // guarded by spaceRun.mu
+	fn    *functions.Function // guarded by spaceRun.mu
+	state store.TriggerState  // guarded by spaceRun.mu
+	disp  *dispatcher         // set once
 }
 
 // lease names a held lease.
@@ -58,9 +61,10 @@ func (sr *spaceRun) start(ctx context.Context) {
 	sr.wg.Go(func() { sr.loop(ctx) })
 }
 
-// stop ends the space's goroutine and its dispatchers, waiting for the
-// deliveries under way.
-func (sr *spaceRun) stop() {
+// stop ends the space's goroutine and hands every dispatcher to the
+// engine's drainer, each followed, with release, by releasing its
+// lease.
+func (sr *spaceRun) stop(release bool) {
 	if sr.cancel != nil {
 		sr.cancel()
 	}
@@ -68,7 +72,20 @@ func (sr *spaceRun) stop() {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	for name, t := range sr.trigs {
-		t.disp.stop()
+		var then func()
+		if release {
+			then = sr.releaseAfterDrain(lease{name: name, epoch: t.state.Epoch})
+		}
+		sr.e.drains.stop(t.disp, then)
+		delete(sr.trigs, name)
+	}
+}
+
+// drop forgets an owned trigger; its dispatcher drains in the
+// background. The caller holds sr.mu.
+func (sr *spaceRun) drop(name string) {
+	if t := sr.trigs[name]; t != nil {
+		sr.e.drains.stop(t.disp, nil)
 		delete(sr.trigs, name)
 	}
 }
@@ -78,17 +95,6 @@ func (sr *spaceRun) wake() {
 	case sr.wakeCh <- struct{}{}:
 	default:
 	}
-}
-
-// leases returns the leases held in this space.
-func (sr *spaceRun) leases() []lease {
-	sr.mu.Lock()
-	defer sr.mu.Unlock()
-	out := make([]lease, 0, len(sr.trigs))
-	for name, t := range sr.trigs {
-		out = append(out, lease{name: name, epoch: t.state.Epoch})
-	}
-	return out
 }
 
 // loop evaluates until caught up and fires due cron triggers whenever
@@ -126,7 +132,8 @@ func (sr *spaceRun) loop(ctx context.Context) {
 func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) error {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	errs := []error{sr.release(ctx, plan.release)}
+	sr.release(plan.release)
+	var errs []error
 	owned := map[string]bool{}
 	for _, name := range plan.hold() {
 		def := cat.triggers[name]
@@ -141,10 +148,9 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) err
 		owned[name] = true
 		sr.adopt(def, cat.functions[def.Function], st)
 	}
-	for name, t := range sr.trigs {
+	for name := range sr.trigs {
 		if !owned[name] {
-			t.disp.stop()
-			delete(sr.trigs, name)
+			sr.drop(name)
 		}
 	}
 	sr.wake()
@@ -237,8 +243,7 @@ func (sr *spaceRun) reload(ctx context.Context, names []string) {
 		}
 		st, err := sr.e.st.TriggerStateGet(ctx, sr.id, name)
 		if err != nil || st.Epoch != t.state.Epoch || st.Owner != sr.e.opts.Owner {
-			t.disp.stop()
-			delete(sr.trigs, name)
+			sr.drop(name)
 			continue
 		}
 		if st.Cursor != t.state.Cursor {

@@ -164,7 +164,7 @@ func TestTriggersSpreadOverProcesses(t *testing.T) {
 	c.exactlyOnce(a, seqs, true)
 
 	closed := time.Now()
-	c.procs["b"].eng.Close()
+	_ = c.procs["b"].eng.Stop(context.Background())
 	seqs = append(seqs, c.writeTasks(a, "u", 10)...)
 	took, after := c.spread(a, closed, 2*spreadTTL, "a", "c")
 	t.Logf("b's triggers taken over in %v", took)

@@ -1,15 +1,20 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 )
@@ -158,4 +163,95 @@ func TestWebhookFailures(t *testing.T) {
 			t.Fatalf("5xx webhook called %d times, want 3", n)
 		}
 	})
+}
+
+// A delivery discarded while it waits behind another of its entity is
+// never sent, even by a dispatcher that still holds it in its queue: the
+// running mark comes before the request, and it is refused.
+func TestDiscardedDeliveryNeverSent(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	h := newHook(t, func(w http.ResponseWriter) { <-gate; w.WriteHeader(200) }, status(200))
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the hook server closes, whatever failed
+	opts := testOptions()
+	var attempts atomic.Int32
+	opts.Observe = func(ev engine.Event) {
+		if ev.Kind == "delivery" {
+			attempts.Add(1)
+		}
+	}
+	e := newEnv(t, openSQLite(t), opts)
+	e.function("hook", `{"kind":"webhook","url":"`+h.srv.URL+`"}`)
+	e.trigger("hook", `{"source":{"changes":{"types":["task"]}},"function":"hook"}`)
+	e.write(put("task", "t1", map[string]any{"n": 1}))
+	second := e.write(patch("task", "t1", map[string]any{"n": 2}))
+	e.eventually("the first request", func() bool { return len(h.received()) == 1 })
+	d := e.delivery("hook", second)
+	// Behind the engine's back: its dispatcher still queues the delivery.
+	if _, err := e.st.DeliveryUpdate(t.Context(), store.DeliveryUpdate{Space: space, ID: d.ID,
+		From: []string{store.DeliveryPending}, Status: store.DeliveryDiscarded}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	e.settle()
+	// The first attempt, then the stale one, which ends fenced.
+	e.eventually("both attempts ended", func() bool { return attempts.Load() == 2 })
+	if n := len(h.received()); n != 1 {
+		t.Fatalf("the webhook was called %d times, want 1 (the discarded delivery was sent)", n)
+	}
+	if got := e.delivery("hook", second); got.Status != store.DeliveryDiscarded || got.Attempts != 0 {
+		t.Fatalf("discarded delivery: %+v", got)
+	}
+}
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) lines(substr string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Retrying and failed deliveries are logged with their trigger, delivery
+// id and reason, rate-limited per trigger: two retries in quick
+// succession log one line.
+func TestDeliveryOutcomesLogged(t *testing.T) {
+	t.Parallel()
+	down := newHook(t, status(500))
+	logs := &lockedBuffer{}
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	e := newEnv(t, openSQLite(t), opts)
+	e.function("down", `{"kind":"webhook","url":"`+down.srv.URL+`"}`)
+	e.trigger("down", `{"source":{"changes":{"types":["task"]}},"function":"down","delivery":{"maxAttempts":3,"backoff":{"initial":"10ms","max":"20ms"}}}`)
+	seq := e.write(put("task", "t1", map[string]any{}))
+	e.settle()
+	d := e.delivery("down", seq)
+	retrying, failed := logs.lines("engine: delivery retrying"), logs.lines("engine: delivery failed")
+	if len(retrying) != 1 || len(failed) != 1 {
+		t.Fatalf("%d retrying and %d failed lines, want 1 and 1:\n%s", len(retrying), len(failed), strings.Join(append(retrying, failed...), "\n"))
+	}
+	for _, l := range append(retrying, failed...) {
+		if !strings.Contains(l, "trigger=down") || !strings.Contains(l, "delivery="+d.ID) || !strings.Contains(l, "reason=") {
+			t.Errorf("log line %q lacks the trigger, delivery or reason", l)
+		}
+	}
 }

@@ -64,6 +64,11 @@ type Function struct {
 	// Secret is a webhook's signing secret, "whsec_" + base64(key); empty
 	// means requests are not signed.
 	Secret string
+	// SecretEnv, when set, names the environment variable of the server
+	// the secret is read from when the definition is saved (a definition's
+	// "secret": {"fromEnv": NAME}); ResolveSecret reads it. It is shown,
+	// the value never is.
+	SecretEnv string
 	// Timeout bounds one webhook request.
 	Timeout time.Duration
 	// Handler names a Go function registered through the library.
@@ -79,14 +84,14 @@ type Function struct {
 
 // functionJSON is the wire form; pointers tell absent fields from empty ones.
 type functionJSON struct {
-	Name    *string  `json:"name,omitempty"`
-	Kind    string   `json:"kind"`
-	Writes  []string `json:"writes"`
-	Code    *string  `json:"code,omitempty"`
-	URL     *string  `json:"url,omitempty"`
-	Secret  *string  `json:"secret,omitempty"`
-	Timeout *string  `json:"timeout,omitempty"`
-	Handler *string  `json:"handler,omitempty"`
+	Name    *string     `json:"name,omitempty"`
+	Kind    string      `json:"kind"`
+	Writes  []string    `json:"writes"`
+	Code    *string     `json:"code,omitempty"`
+	URL     *string     `json:"url,omitempty"`
+	Secret  *secretJSON `json:"secret,omitempty"`
+	Timeout *string     `json:"timeout,omitempty"`
+	Handler *string     `json:"handler,omitempty"`
 	// Registered is read-only: shown, ignored on input.
 	Registered *bool `json:"registered,omitempty"`
 }
@@ -146,6 +151,10 @@ func decodeFunction(raw []byte) (*functionJSON, error) {
 
 // jsonProblem turns a decoding error into a bad_request naming the field.
 func jsonProblem(what string, err error) *problem.Error {
+	var pe *problem.Error
+	if errors.As(err, &pe) {
+		return pe // a field's own decoder named the field
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
@@ -215,10 +224,13 @@ func (f *Function) parseWebhook(w *functionJSON) error {
 	}
 	f.URL = *w.URL
 	if w.Secret != nil {
-		if _, err := ParseSecret(*w.Secret); err != nil {
-			return fieldError("secret", "want %q followed by a base64 key", SecretPrefix)
+		f.SecretEnv = w.Secret.FromEnv
+		if w.Secret.FromEnv == "" || w.Secret.Value != "" {
+			if _, err := ParseSecret(w.Secret.Value); err != nil {
+				return fieldError("secret", "want %q followed by a base64 key, or {\"fromEnv\": NAME}", SecretPrefix)
+			}
+			f.Secret = w.Secret.Value
 		}
-		f.Secret = *w.Secret
 	}
 	f.Timeout = DefaultTimeout
 	if w.Timeout != nil {
@@ -279,8 +291,11 @@ func (f *Function) MarshalJSON() ([]byte, error) {
 	case KindWebhook:
 		timeout := f.Timeout.String()
 		w.URL, w.Timeout = &f.URL, &timeout
-		if f.Secret != "" {
-			w.Secret = &f.Secret
+		switch {
+		case f.SecretEnv != "":
+			w.Secret = &secretJSON{FromEnv: f.SecretEnv, Value: f.Secret}
+		case f.Secret != "":
+			w.Secret = &secretJSON{Value: f.Secret}
 		}
 	case KindGo:
 		w.Handler, w.Registered = &f.Handler, f.Registered
@@ -355,4 +370,79 @@ func CheckWrites(writes []string, actions []changelog.Mutation) error {
 		}
 	}
 	return nil
+}
+
+// ResolveSecret reads a webhook's secret from the environment variable
+// SecretEnv names (through getenv), for a definition whose secret is
+// {"fromEnv": NAME}; the value must be a valid secret. Other definitions
+// are left as they are.
+func (f *Function) ResolveSecret(getenv func(string) string) error {
+	if f.SecretEnv == "" {
+		return nil
+	}
+	v := getenv(f.SecretEnv)
+	if v == "" {
+		return fieldError("secret", "environment variable %s is not set on the server", f.SecretEnv)
+	}
+	if _, err := ParseSecret(v); err != nil {
+		return fieldError("secret", "environment variable %s does not hold a secret (want %q followed by a base64 key)", f.SecretEnv, SecretPrefix)
+	}
+	f.Secret = v
+	return nil
+}
+
+// secretJSON is a webhook secret on the wire: a string, or
+// {"fromEnv": NAME} (stored with the "value" read from it; shown without).
+type secretJSON struct {
+	Value   string
+	FromEnv string
+}
+
+// UnmarshalJSON reads a string or {"fromEnv": NAME[, "value": SECRET]}.
+func (s *secretJSON) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &s.Value); err == nil {
+		return nil
+	}
+	var o struct {
+		FromEnv *string `json:"fromEnv"`
+		Value   string  `json:"value"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil || o.FromEnv == nil {
+		return fieldError("secret", "want a string or {\"fromEnv\": NAME}")
+	}
+	if !validEnvName(*o.FromEnv) {
+		return fieldError("secret", "fromEnv: %q is not an environment variable name (want [A-Za-z_][A-Za-z0-9_]*)", *o.FromEnv)
+	}
+	s.FromEnv, s.Value = *o.FromEnv, o.Value
+	return nil
+}
+
+// MarshalJSON writes a string, or the fromEnv object.
+func (s secretJSON) MarshalJSON() ([]byte, error) {
+	if s.FromEnv == "" {
+		return json.Marshal(s.Value)
+	}
+	o := struct {
+		FromEnv string `json:"fromEnv"`
+		Value   string `json:"value,omitempty"`
+	}{s.FromEnv, s.Value}
+	return json.Marshal(o)
+}
+
+// validEnvName reports whether s is a portable environment variable name.
+func validEnvName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -2,12 +2,14 @@ package journal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -109,8 +111,21 @@ func TestAuthReader(t *testing.T) {
 		if got, want := kinds(e.read(carol, ses.Cursor, 0).Records), []string{"object doc/d1@1", "object note/n1@3", "access doc/d1@4"}; js(got) != js(want) {
 			t.Fatalf("carol: %v, want %v", got, want)
 		}
-		if got := kinds(e.read(notesOnly, ses.Cursor, 0).Records); js(got) != `["object note/n1@3"]` {
+		// A cursor is bound to what the verdicts depend on: another
+		// allow-list, or a changed access rule, refuses it (no commit
+		// announces what moved), and a new session reads on.
+		_, err := e.svc.Read(e.ctx, ReadParams{Space: "s", Client: notesOnly, Cursor: ses.Cursor})
+		wantCode(t, err, problem.CursorExpired)
+		if got := kinds(e.read(notesOnly, e.session(notesOnly).Cursor, 0).Records); js(got) != `["object note/n1@3"]` {
 			t.Fatalf("carol with a note allow-list: %v", got)
+		}
+		if _, err := e.log.PutType(e.ctx, "s", "doc", []byte(`{"access":{"read":"true"}}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.svc.Read(e.ctx, ReadParams{Space: "s", Client: reader(&auth.Principal{Space: "s", Role: auth.RoleReader, User: "carol", Application: "app"}), Cursor: ses.Cursor})
+		var pe *problem.Error
+		if !errors.As(err, &pe) || pe.Code != problem.CursorExpired || pe.Details["reason"] != "access_changed" {
+			t.Fatalf("after an access rule change: %v", err)
 		}
 	})
 }

@@ -12,6 +12,25 @@ type Reader interface {
 	CanReadRecord(r *store.Record) bool
 }
 
+// Fingerprinted is a Reader that names what its verdicts depend on
+// besides the snapshot and the user ((*auth.Reader).AccessFingerprint:
+// the type allow-list and the access rules). A session binds its cursors
+// to it: when it changes, a visibility boundary may have moved without a
+// commit, and the cursor is refused (cursor_expired, reason
+// access_changed) so the client rebuilds.
+type Fingerprinted interface {
+	Reader
+	AccessFingerprint() string
+}
+
+// fingerprint returns r's access fingerprint, or "" when it has none.
+func fingerprint(r Reader) string {
+	if f, ok := r.(Fingerprinted); ok {
+		return f.AccessFingerprint()
+	}
+	return ""
+}
+
 // Kind is what a journal record tells a client.
 type Kind string
 

@@ -87,7 +87,7 @@ func (s *Service) fetchPosition(cd codec, sp store.Space, p FetchParams) (fetchT
 	if err != nil {
 		return fetchToken{}, fetchAfter{}, problem.Param("token", "not a fetch token of this user and application in space %q (damaged, or issued to another user, application or space)", sp.ID)
 	}
-	if err := s.check(t.stamp, sp, "fetch token"); err != nil {
+	if err := s.check(t.stamp, sp, p.Client.Reader, "fetch token"); err != nil {
 		return fetchToken{}, fetchAfter{}, err
 	}
 	at := fetchAfter{session: t.session}

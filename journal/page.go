@@ -93,7 +93,7 @@ func (s *Service) position(ctx context.Context, space string, c Client, raw stri
 		return store.Space{}, codec{}, cursor{}, problem.New(problem.CursorInvalid,
 			"not a journal cursor of this user and application in space %q (damaged, or issued to another user, application or space)", space)
 	}
-	if err := s.check(cur.stamp, sp, "cursor"); err != nil {
+	if err := s.check(cur.stamp, sp, c.Reader, "cursor"); err != nil {
 		return store.Space{}, codec{}, cursor{}, err
 	}
 	switch {

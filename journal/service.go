@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -126,7 +125,7 @@ type Capabilities struct {
 func (s *Service) Capabilities() Capabilities {
 	return Capabilities{
 		SafeWindowSeconds:    s.opts.SafeWindow.Seconds(),
-		JournalRetentionDays: math.Round(s.opts.Retention.Hours()/24*1000) / 1000,
+		JournalRetentionDays: s.opts.Retention.Hours() / 24,
 		PageLimit:            s.opts.PageLimit,
 	}
 }
@@ -166,16 +165,20 @@ func (s *Service) settled(ctx context.Context, sp store.Space, now time.Time) (i
 	return s.seqAt(ctx, sp, now.Add(-s.opts.SafeWindow))
 }
 
-// settleChunk is how many rows seqAt reads per step back from the head.
-const settleChunk = 256
+// settleChunk is how many rows seqAt reads in its first step back from
+// the head; each further step reads twice as many, up to maxSettleChunk.
+const (
+	settleChunk    = 256
+	maxSettleChunk = 8192
+)
 
 // seqAt returns the newest retained seq whose commit is not younger than
 // cutoff (the horizon when there is none), walking back from the head.
 func (s *Service) seqAt(ctx context.Context, sp store.Space, cutoff time.Time) (int64, error) {
 	hi := sp.Head
-	for hi > sp.Horizon {
-		lo := max(sp.Horizon, hi-settleChunk)
-		rows, err := s.st.Rows(ctx, store.RowsParams{Space: sp.ID, Lo: lo, Hi: hi, Desc: true, Limit: settleChunk})
+	for chunk := int64(settleChunk); hi > sp.Horizon; chunk = min(2*chunk, maxSettleChunk) {
+		lo := max(sp.Horizon, hi-chunk)
+		rows, err := s.st.Rows(ctx, store.RowsParams{Space: sp.ID, Lo: lo, Hi: hi, Desc: true, Limit: int(chunk)})
 		if err != nil {
 			return 0, fmt.Errorf("find settled tail: %w", err)
 		}

@@ -45,7 +45,7 @@ func (s *Service) CreateSession(ctx context.Context, space string, c Client) (Se
 	if err != nil {
 		return Session{}, err
 	}
-	st := stamp{epoch: epochOf(sp.Epoch), expires: now.Add(s.opts.Retention)}
+	st := stamp{epoch: epochOf(sp.Epoch), access: accessOf(fingerprint(c.Reader)), expires: now.Add(s.opts.Retention)}
 	if _, err := rand.Read(st.session[:]); err != nil {
 		return Session{}, fmt.Errorf("new session id: %w", err)
 	}
@@ -58,10 +58,12 @@ func (s *Service) CreateSession(ctx context.Context, space string, c Client) (Se
 	}, nil
 }
 
-// check refuses a stamp that stopped being accepted: past its expiry, or
+// check refuses a stamp that stopped being accepted: past its expiry,
 // issued before the space's epoch rotated (its positions address another
-// past).
-func (s *Service) check(st stamp, sp store.Space, what string) error {
+// past), or for a reader whose verdicts have changed since (an access
+// rule or the allow-list: what the client holds may no longer be what it
+// may see, and no commit says so).
+func (s *Service) check(st stamp, sp store.Space, r Reader, what string) error {
 	now := s.now()
 	if !now.Before(st.expires) {
 		return problem.New(problem.CursorExpired, "the %s expired at %s (its session was created %s before); create a session and rebuild from its initial fetch",
@@ -70,6 +72,10 @@ func (s *Service) check(st stamp, sp store.Space, what string) error {
 	if st.epoch != epochOf(sp.Epoch) {
 		return problem.New(problem.CursorExpired, "the %s was issued before the epoch of space %q changed; create a session and rebuild from its initial fetch", what, sp.ID).
 			With("reason", "epoch_changed")
+	}
+	if st.access != accessOf(fingerprint(r)) {
+		return problem.New(problem.CursorExpired, "the %s was issued before the access rules or the token's types changed; create a session and rebuild from its initial fetch", what).
+			With("reason", "access_changed")
 	}
 	return nil
 }

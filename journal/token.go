@@ -28,6 +28,7 @@ const (
 	tagLen       = 16
 	sessionLen   = 12
 	epochLen     = 8
+	accessLen    = 8
 	// maxTokenLen bounds what open accepts, before any work.
 	maxTokenLen = 1024
 )
@@ -37,10 +38,12 @@ const (
 var errBadToken = errors.New("not a journal token of this user, application and space")
 
 // stamp is what a session fixes and every cursor and fetch token of it
-// carries: the session, the space's epoch and the expiry.
+// carries: the session, the space's epoch, what the reader's verdicts
+// depended on (its access fingerprint) and the expiry.
 type stamp struct {
 	session [sessionLen]byte
 	epoch   [epochLen]byte
+	access  [accessLen]byte
 	expires time.Time
 }
 
@@ -94,6 +97,12 @@ func epochOf(epoch string) (out [epochLen]byte) {
 	return out
 }
 
+// accessOf is the part of a reader's access fingerprint a token carries.
+func accessOf(fingerprint string) (out [accessLen]byte) {
+	copy(out[:], digest(fingerprint))
+	return out
+}
+
 func (c codec) seal(kind byte, payload []byte) string {
 	buf := make([]byte, 0, 2+len(payload)+tagLen)
 	buf = append(buf, tokenVersion, kind)
@@ -125,6 +134,7 @@ func (c codec) open(kind byte, s string) ([]byte, error) {
 func appendStamp(b []byte, s stamp) []byte {
 	b = append(b, s.session[:]...)
 	b = append(b, s.epoch[:]...)
+	b = append(b, s.access[:]...)
 	return binary.AppendVarint(b, s.expires.UnixMicro())
 }
 
@@ -177,6 +187,7 @@ func (r *reader) stamp() stamp {
 	var s stamp
 	r.bytes(s.session[:])
 	r.bytes(s.epoch[:])
+	r.bytes(s.access[:])
 	s.expires = time.UnixMicro(r.varint()).UTC()
 	return s
 }

@@ -1,8 +1,6 @@
 package predicate
 
 import (
-	"strings"
-
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
@@ -25,39 +23,15 @@ type Access struct {
 var accessEnv = mustEnv(cel.Variable("entity", cel.DynType), cel.Variable("user", cel.StringType))
 
 // CompileAccess compiles and type-checks src, which must yield a bool (or
-// dyn). Errors are bad_request naming field in details.field, with
-// details.position {line, column} (1-based) of the first issue.
+// dyn) and pass the static cost check (as a view's CEL filter). Errors
+// are bad_request naming field in details.field, with details.position
+// {line, column} (1-based) of the first issue.
 func CompileAccess(field, src string) (*Access, error) {
-	if strings.TrimSpace(src) == "" {
-		return nil, fieldError(field, "expression is empty")
-	}
-	if len(src) > MaxSourceLen {
-		return nil, fieldError(field, "expression longer than %d bytes", MaxSourceLen)
-	}
-	checked, iss := accessEnv.Compile(src)
-	if iss != nil && iss.Err() != nil {
-		return nil, issueError(field, iss)
-	}
-	if t := checked.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
-		return nil, fieldError(field, "expression must yield a bool, not %s", t)
-	}
-	prg, err := accessEnv.Program(checked, cel.CostLimit(CostLimit))
+	_, prg, err := compileBool(accessEnv, field, src)
 	if err != nil {
-		return nil, fieldError(field, "%v", err)
+		return nil, err
 	}
 	return &Access{src: src, prg: prg}, nil
-}
-
-// issueError is the bad_request of the first compile issue, with its
-// position.
-func issueError(field string, iss *cel.Issues) error {
-	errs := iss.Errors()
-	if len(errs) == 0 {
-		return fieldError(field, "%v", iss.Err())
-	}
-	line, col := errs[0].Location.Line(), errs[0].Location.Column()+1
-	return fieldError(field, "line %d, column %d: %s", line, col, strings.TrimPrefix(errs[0].Message, "ERROR: ")).
-		With("position", map[string]int{"line": line, "column": col})
 }
 
 // String returns the expression's source.

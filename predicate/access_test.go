@@ -51,6 +51,7 @@ func TestCompileAccessRejects(t *testing.T) {
 		{`row.type == "a"`, true}, // row is not in scope
 		{`user`, false},           // a string, not a bool
 		{`entity.properties.x +`, true},
+		{`entity.properties.l.all(x, entity.properties.l.all(y, entity.properties.l.all(z, x == y)))`, false}, // static cost
 	}
 	for _, tt := range tests {
 		_, err := CompileAccess("access.read", tt.src)

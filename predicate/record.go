@@ -50,33 +50,52 @@ var recordEnv = mustEnv(cel.Variable("entity", cel.DynType))
 // dyn). Errors are bad_request naming field in details.field, with
 // details.position {line, column} (1-based) of the first issue.
 func CompileRecord(field, src string) (*Record, error) {
-	if strings.TrimSpace(src) == "" {
-		return nil, fieldError(field, "expression is empty")
-	}
-	if len(src) > MaxSourceLen {
-		return nil, fieldError(field, "expression longer than %d bytes", MaxSourceLen)
-	}
-	checked, iss := recordEnv.Compile(src)
-	if iss != nil && iss.Err() != nil {
-		errs := iss.Errors()
-		if len(errs) == 0 {
-			return nil, fieldError(field, "%v", iss.Err())
-		}
-		line, col := errs[0].Location.Line(), errs[0].Location.Column()+1
-		return nil, fieldError(field, "line %d, column %d: %s", line, col, strings.TrimPrefix(errs[0].Message, "ERROR: ")).
-			With("position", map[string]int{"line": line, "column": col})
-	}
-	if t := checked.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
-		return nil, fieldError(field, "expression must yield a bool, not %s", t)
-	}
-	if _, err := staticCost(recordEnv, checked); err != nil {
-		return nil, fieldError(field, "%v", err).With("reason", "cost")
-	}
-	prg, err := recordEnv.Program(checked, programOptions()...)
+	checked, prg, err := compileBool(recordEnv, field, src)
 	if err != nil {
-		return nil, fieldError(field, "%v", err)
+		return nil, err
 	}
 	return &Record{src: src, prg: prg, eqs: equalities(checked.NativeRep().Expr())}, nil
+}
+
+// compileBool compiles and type-checks src in env for a definition field
+// (a view filter, an access rule): it must be non-empty, within
+// MaxSourceLen, yield a bool (or dyn) and pass the static cost check.
+// Errors are bad_request naming field, with details.position of the first
+// compile issue.
+func compileBool(env *cel.Env, field, src string) (*cel.Ast, cel.Program, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, nil, fieldError(field, "expression is empty")
+	}
+	if len(src) > MaxSourceLen {
+		return nil, nil, fieldError(field, "expression longer than %d bytes", MaxSourceLen)
+	}
+	checked, iss := env.Compile(src)
+	if iss != nil && iss.Err() != nil {
+		return nil, nil, issueError(field, iss)
+	}
+	if t := checked.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
+		return nil, nil, fieldError(field, "expression must yield a bool, not %s", t)
+	}
+	if _, err := staticCost(env, checked); err != nil {
+		return nil, nil, fieldError(field, "%v", err).With("reason", "cost")
+	}
+	prg, err := env.Program(checked, programOptions()...)
+	if err != nil {
+		return nil, nil, fieldError(field, "%v", err)
+	}
+	return checked, prg, nil
+}
+
+// issueError is the bad_request of the first compile issue, with its
+// position.
+func issueError(field string, iss *cel.Issues) error {
+	errs := iss.Errors()
+	if len(errs) == 0 {
+		return fieldError(field, "%v", iss.Err())
+	}
+	line, col := errs[0].Location.Line(), errs[0].Location.Column()+1
+	return fieldError(field, "line %d, column %d: %s", line, col, strings.TrimPrefix(errs[0].Message, "ERROR: ")).
+		With("position", map[string]int{"line": line, "column": col})
 }
 
 func fieldError(field, format string, args ...any) *problem.Error {

@@ -37,7 +37,35 @@ func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 	if !rd.CanReadCommit(&ch.Start) {
 		return forbidden("token may not read row %d", seq)
 	}
+	if err := s.hideLinks(r, rd, space, ch.Links); err != nil {
+		return err
+	}
 	s.writeJSON(w, r, http.StatusOK, ch)
+	return nil
+}
+
+// hideLinks blanks the trigger and delivery of links whose row rd may not
+// read, unless rd may see that trigger's deliveries: the same rule as a
+// tree's rows (a readable row names them, as its actor and provenance
+// do). Seqs and depths keep their place.
+func (s *Server) hideLinks(r *http.Request, rd *auth.Reader, space string, links []causality.Link) error {
+	sc, err := s.scopesFor(r.Context(), rd, space)
+	if err != nil {
+		return err
+	}
+	for i := range links {
+		l := &links[i]
+		if l.Trigger == "" || l.Pruned || rd.CanSeeDeliveries(sc.triggerNamed(l.Trigger)) {
+			continue
+		}
+		c, err := s.log.Commit(r.Context(), space, l.Seq)
+		if err != nil {
+			return err
+		}
+		if !rd.CanReadCommit(&c) {
+			l.Trigger, l.Delivery = "", ""
+		}
+	}
 	return nil
 }
 

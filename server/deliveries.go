@@ -67,7 +67,7 @@ func (s *Server) seeDeliveries(r *http.Request, space, name string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := s.definitionScopes(r.Context(), space)
+	sc, err := s.scopesFor(r.Context(), rd, space)
 	if err != nil {
 		return err
 	}

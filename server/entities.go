@@ -163,8 +163,32 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, p *auth.Princi
 			w.Header().Set("Location", entityURL(r.PathValue("space"), ent.Type, ent.ID))
 		}
 	}
+	if ent, err = s.writtenView(r, p, ent); err != nil {
+		return err
+	}
 	s.writeJSON(w, r, status, writeAnswer{Receipt: rc, Entity: ent})
 	return nil
+}
+
+// writtenView is the entity a write answers with: null when the writer
+// may not read what it left (a type's access rule), so a patch never
+// shows properties others wrote.
+func (s *Server) writtenView(r *http.Request, p *auth.Principal, ent *store.Record) (*store.Record, error) {
+	if ent == nil || p.IsAdmin() {
+		return ent, nil
+	}
+	space := r.PathValue("space")
+	pol := s.auth.Policies().Latest(space)
+	if pol == nil {
+		var err error
+		if pol, err = s.auth.Policies().For(r.Context(), space); err != nil {
+			return nil, err
+		}
+	}
+	if !auth.NewReader(p, pol).CanReadRecord(ent) {
+		return nil, nil
+	}
+	return ent, nil
 }
 
 // rejection is the problem answer of a rejected receipt: its reason code,

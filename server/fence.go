@@ -53,7 +53,7 @@ func (s *Server) fence(w http.ResponseWriter, r *http.Request) error {
 	if err := s.needEngine(); err != nil {
 		return err
 	}
-	sc, err := s.definitionScopes(r.Context(), space)
+	sc, err := s.scopesFor(r.Context(), rd, space)
 	if err != nil {
 		return err
 	}

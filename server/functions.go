@@ -131,7 +131,7 @@ func (s *Server) readDefinitions(r *http.Request, space string) (*auth.Reader, *
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
 		return nil, nil, err
 	}
-	sc, err := s.definitionScopes(r.Context(), space)
+	sc, err := s.scopesFor(r.Context(), rd, space)
 	if err != nil {
 		return nil, nil, err
 	}

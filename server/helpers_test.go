@@ -67,12 +67,13 @@ func migrated(t *testing.T, st store.Store) store.Store {
 
 // env is one test's server over a real Log.
 type env struct {
-	t     *testing.T
-	srv   *httptest.Server
-	log   *changelog.Log
-	auth  *auth.Service
-	hub   *watch.Hub
-	admin string // secret of an admin token bound to every space
+	t      *testing.T
+	srv    *httptest.Server
+	server *Server
+	log    *changelog.Log
+	auth   *auth.Service
+	hub    *watch.Hub
+	admin  string // secret of an admin token bound to every space
 }
 
 // forEachDriver runs fn in parallel subtests, once per driver, each with
@@ -126,12 +127,13 @@ func newEnvWith(t *testing.T, d driver, wo watch.Options, hook func(*Config)) *e
 	if hook != nil {
 		hook(&cfg)
 	}
-	srv := httptest.NewServer(New(cfg).Handler())
+	server := New(cfg)
+	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 	// Cleanups run last-registered first: streams end before srv.Close
 	// waits for the requests.
 	t.Cleanup(func() { stopHub(t, hub) })
-	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}
+	e := &env{t: t, srv: srv, server: server, log: lg, auth: as, hub: hub}
 	e.admin = e.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
 	return e
 }

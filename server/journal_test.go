@@ -65,7 +65,7 @@ func TestJournalHTTP(t *testing.T) {
 		e.call(t, http.MethodPost, "/api/v1/tokens", `{"space":"default","role":"reader","user":"u1","application":"mail-app"}`).want(http.StatusCreated).decode(&tok)
 		u1 := tok.Token
 		caps := e.do(t, req{Method: http.MethodGet, Path: jpath + "/capabilities", Token: u1}).want(http.StatusOK)
-		if strings.TrimSpace(string(caps.body)) != `{"safeWindowSeconds":2,"journalRetentionDays":0.042,"pageLimit":500}` {
+		if strings.TrimSpace(string(caps.body)) != `{"safeWindowSeconds":2,"journalRetentionDays":0.041666666666666664,"pageLimit":500}` {
 			t.Fatalf("capabilities %s", caps.body)
 		}
 		e.call(t, http.MethodPut, "/api/v1/spaces/default/entities/doc/d1", `{"members":["u1"],"t":"a"}`).want(http.StatusCreated)

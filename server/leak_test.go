@@ -39,9 +39,17 @@ func leakScene(t *testing.T, e *env) int64 {
 		{"op": "merge", "type": "a", "entityId": "a2", "from": map[string]any{"type": "b", "id": "bee-2"}},
 		{"op": "split", "type": "a", "entityId": "a1", "into": map[string]any{"type": "b", "id": "bee-3"}, "properties": []string{"x"}},
 	}}).want(http.StatusOK)
-	head := e.call(t, "PUT", sp+"entities/a/a3", map[string]any{"x": 3}).want(http.StatusCreated).seq()
-	eventually(t, "the b delivery failed", func() bool { return len(e.spaceDeliveries(t, "status=failed")) > 0 })
-	return head
+	// A trigger on b writing a: its a row is readable, the trigger and its
+	// deliveries are not.
+	e.call(t, "PUT", sp+"functions/cross-func", map[string]any{"kind": "expr", "writes": []string{"a"},
+		"code": `put("a", "w1", {"k": 1})`}).want(http.StatusCreated)
+	e.call(t, "PUT", sp+"triggers/cross-trig", map[string]any{
+		"source": map[string]any{"changes": map[string]any{"types": []string{"b"}, "ops": []string{"put"}}}, "function": "cross-func"}).want(http.StatusCreated)
+	e.call(t, "PUT", sp+"entities/b/bee-4", map[string]any{"s": "SECRET-B"}).want(http.StatusCreated)
+	eventually(t, "the b deliveries ended", func() bool {
+		return len(e.spaceDeliveries(t, "status=failed")) > 0 && len(e.spaceDeliveries(t, "trigger=cross-trig&status=succeeded")) > 0
+	})
+	return e.call(t, "PUT", sp+"entities/a/a3", map[string]any{"x": 3}).want(http.StatusCreated).seq()
 }
 
 // noSecret fails the test if body holds any of the secrets, except those
@@ -106,6 +114,20 @@ func TestAllowListProbe(t *testing.T) {
 			r := e.do(t, req{Method: p.method, Path: p.path, Token: tok, Body: map[string]any{}})
 			noSecret(t, p.method+" "+p.path, r.body)
 			r.problem(problem.Forbidden)
+		}
+		// The trigger from b to a and its deliveries stay hidden, although
+		// the a row it wrote (and that row's actor) is readable.
+		for _, path := range []string{sp + "triggers", sp + "deliveries", sp + "triggers/cross-trig", sp + "triggers/cross-trig/deliveries"} {
+			if r := get(path); strings.Contains(string(r.body), `"trigger":"cross-trig"`) || strings.Contains(string(r.body), `"name":"cross-trig"`) {
+				t.Errorf("GET %s shows cross-trig: %s", path, r.body)
+			}
+		}
+		w1 := e.call(t, "GET", sp+"entities/a/w1", nil).want(http.StatusOK).obj()["version"].(float64)
+		for _, sub := range []string{"/stances", "/tree"} {
+			if r := get(fmt.Sprint(sp, "changes/", w1, sub)).want(http.StatusOK); strings.Contains(string(r.body), `"trigger":"cross-trig","seq"`) ||
+				strings.Contains(string(r.body), `{"trigger":"cross-trig"`) {
+				t.Errorf("changes/%v%s shows cross-trig's stance or deliveries: %s", w1, sub, r.body)
+			}
 		}
 		_, records := e.viewSync(t, tok, "va-view", "frozen", 10)
 		noSecret(t, "the a view", []byte(fmt.Sprint(records)))

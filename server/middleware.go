@@ -80,7 +80,7 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		if s.metrics != nil {
 			s.metrics.ObserveHTTP(r.Method, s.route(r, rec), rec.status(), time.Since(start))
 		}
-		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+		attrs := []slog.Attr{
 			slog.String("request_id", requestID(r.Context())),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
@@ -88,7 +88,11 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 			slog.Int64("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("token", rec.tokenID),
-		)
+		}
+		if rec.traceID != "" {
+			attrs = append(attrs, slog.String("trace_id", rec.traceID))
+		}
+		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
 	})
 }
 
@@ -107,14 +111,15 @@ func (s *Server) route(r *http.Request, rec *statusRecorder) string {
 }
 
 // statusRecorder remembers the status and size of a response, the token
-// that made the request (set by withAuth) and the pattern that routed it
-// (set by dispatch).
+// that made the request (set by withAuth), the pattern that routed it
+// (set by dispatch) and its trace id (set by withTracing).
 type statusRecorder struct {
 	http.ResponseWriter
 	code    int
 	bytes   int64
 	tokenID string
 	pattern string
+	traceID string // the request's trace (set by withTracing), "" when none
 }
 
 func (rec *statusRecorder) WriteHeader(code int) {

@@ -31,6 +31,19 @@ func TestAcksInDeltaPagesAndStreams(t *testing.T) {
 		}}
 		e.push(t, w1, body).want(http.StatusOK)
 		e.call(t, http.MethodPut, "/api/v1/spaces/default/entities/task/t3", map[string]any{"project": "alpha"}).want(http.StatusCreated)
+		// A bootstrap opened after the push carries its acks on the
+		// complete page, for the owner only.
+		for tok, want := range map[string]int64{w1: 2, w2: 0} {
+			open := e.do(t, req{Method: "POST", Path: viewPath("/alpha/bootstrap"), Token: tok, Body: map[string]any{"strategy": "keyset"}}).want(http.StatusOK).obj()
+			var page struct {
+				Complete bool             `json:"complete"`
+				Acks     map[string]int64 `json:"acks"`
+			}
+			e.do(t, req{Method: "GET", Path: viewPath("/alpha/bootstrap/" + open["token"].(string)), Token: tok}).want(http.StatusOK).decode(&page)
+			if !page.Complete || page.Acks["phone"] != want || (want == 0 && page.Acks != nil) {
+				t.Fatalf("bootstrap acks = %+v, want phone:%d", page, want)
+			}
+		}
 		// The owner's page acks ordinal 2 even though its commit is
 		// outside the view; another principal's page acks nothing.
 		var p1, p2 ackPage

@@ -23,6 +23,8 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/spaces/{space}/types/{type}", s.getType)
 	s.handle("PUT /api/v1/spaces/{space}/types/{type}", s.putType)
 	s.handle("DELETE /api/v1/spaces/{space}/types/{type}", s.deleteType)
+	s.handle("POST /api/v1/spaces/{space}/apply", s.applyDefinitions)
+	s.handle("GET /api/v1/spaces/{space}/apply", s.exportDefinitions)
 
 	s.handle("GET /api/v1/spaces/{space}/entities/{type}", s.listEntities)
 	s.handle("POST /api/v1/spaces/{space}/entities/{type}", s.createEntity)

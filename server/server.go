@@ -129,6 +129,9 @@ func New(cfg Config) *Server {
 	if s.views == nil && cfg.Log != nil {
 		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
 	}
+	if s.journal == nil && cfg.Log != nil {
+		s.journal = journal.New(cfg.Log, journal.Options{Logger: s.logger})
+	}
 	if s.tracerProvider == nil {
 		s.tracerProvider = otel.GetTracerProvider()
 	}

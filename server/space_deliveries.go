@@ -43,7 +43,7 @@ func (s *Server) newDeliveryMatcher(ctx context.Context, rd *auth.Reader, space,
 		}
 		m.when = prg
 	}
-	sc, err := s.definitionScopes(ctx, space)
+	sc, err := s.scopesFor(ctx, rd, space)
 	if err != nil {
 		return nil, err
 	}

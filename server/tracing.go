@@ -18,7 +18,8 @@ const tracerName = "github.com/eddy-run/eddy/server"
 // recorder tells it the status and the pattern that served the request:
 // the span is named "METHOD pattern" (never the raw path, which carries
 // ids). Handlers see the span in their request context, so the commits
-// they make record its traceparent.
+// they make record its traceparent, and the access log line names its
+// trace_id.
 func (s *Server) withTracing(next http.Handler) http.Handler {
 	tracer := s.tracerProvider.Tracer(tracerName)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,8 +31,11 @@ func (s *Server) withTracing(next http.Handler) http.Handler {
 				attribute.String("http.request_id", requestID(r.Context())),
 			))
 		defer span.End()
-		next.ServeHTTP(w, r.WithContext(ctx))
 		rec, ok := w.(*statusRecorder)
+		if ok && span.SpanContext().IsValid() {
+			rec.traceID = span.SpanContext().TraceID().String()
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 		if !ok {
 			return
 		}

@@ -1,6 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -66,4 +71,49 @@ func TestServerSpans(t *testing.T) {
 	if got, _ := getAttrs.Value("http.response.status_code"); got.AsInt64() != 404 {
 		t.Errorf("status attribute = %v, want 404", got.Emit())
 	}
+}
+
+func TestAccessLogTraceID(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	s := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), TracerProvider: tp})
+	r := httptest.NewRequest("GET", "/healthz", nil)
+	r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	s.Handler().ServeHTTP(httptest.NewRecorder(), r)
+	if !strings.Contains(logs.String(), "trace_id=4bf92f3577b34da6a3ce929d0e0e4736") {
+		t.Fatalf("access log has no trace_id of the request's trace: %s", logs.String())
+	}
+	// Without a tracer provider that records, and no incoming trace,
+	// there is no trace id to log.
+	logs.Reset()
+	s = New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
+	if strings.Contains(logs.String(), "trace_id") {
+		t.Fatalf("trace_id logged without a trace: %s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (b *syncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b.Reset()
 }

@@ -81,7 +81,7 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	if !rd.CanReadCommit(&t.Start) {
 		return forbidden("token may not read row %d", seq)
 	}
-	sc, err := s.definitionScopes(r.Context(), space)
+	sc, err := s.scopesFor(r.Context(), rd, space)
 	if err != nil {
 		return err
 	}
@@ -103,8 +103,9 @@ func treeRowsParam(v string) (int, error) {
 
 // treeView is the API shape of a tree for rd: rows it may not read keep
 // their place (seq, depth, causedBy) with hidden: true, and name the
-// delivery that wrote them only when rd may see that trigger's
-// deliveries; deliveries are listed only of such triggers.
+// trigger and delivery that wrote them only when rd may see that
+// trigger's deliveries (a readable row names them, as its actor and
+// provenance do); deliveries are listed only of such triggers.
 func treeView(rd *auth.Reader, sc *definitionScopes, t *causality.Tree) treeAnswer {
 	out := treeAnswer{Seq: t.Seq, Root: t.Root, Pruned: t.Pruned, Truncated: t.Truncated,
 		Rows: make([]treeRow, len(t.Commits)), Deliveries: []treeDelivery{}}

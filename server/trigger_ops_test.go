@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/watch"
 )
@@ -159,7 +160,7 @@ func newEngineEnv(t *testing.T, d driver) *env {
 	if err := eng.Start(context.Background()); err != nil {
 		t.Fatalf("start engine: %v", err)
 	}
-	t.Cleanup(eng.Close)
+	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 	as := auth.NewService(st)
 	defs := definitions.New(lg, definitions.Options{Hooks: eng})
 	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Definitions: defs, Engine: eng, Logger: logger, Version: "test"}).Handler())
@@ -181,16 +182,10 @@ func forEachDriverEngine(t *testing.T, fn func(e *env)) {
 	}
 }
 
-// eventually polls cond every 20ms for up to 15s.
+// eventually polls cond for up to 15s (polltest.Within).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	polltest.Within(t, 15*time.Second, what, cond)
 }
 
 // status is the status in GET .../triggers/{name}.

@@ -167,7 +167,7 @@ func (s *Server) viewDelta(w http.ResponseWriter, r *http.Request) error {
 	}
 	dp := views.DeltaParams{Space: space, View: r.PathValue("view"), Cursor: q.Get("cursor"), Budget: budget, Reader: views.Identify(p, p.Principal().TokenID)}
 	if watching {
-		return s.views.Watch(w, r, dp)
+		return s.views.Watch(w, streamRequest(r, p.Principal()), dp)
 	}
 	page, err := s.views.Delta(r.Context(), dp)
 	if err != nil {

@@ -137,5 +137,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, space string
 	if ev != nil {
 		p.Budget = ev
 	}
-	return s.hub.Serve(w, r, p)
+	return s.hub.Serve(w, streamRequest(r, principal(r)), p)
+}
+
+// streamRequest returns r with the key its stream counts against (the
+// token: watch.Options.MaxStreamsPerKey).
+func streamRequest(r *http.Request, p *auth.Principal) *http.Request {
+	return r.WithContext(watch.WithKey(r.Context(), p.TokenID))
 }

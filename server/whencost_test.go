@@ -13,23 +13,27 @@ import (
 	"github.com/eddy-run/eddy/watch"
 )
 
-// heavyWhen costs about the per-row limit on a row naming 90 properties,
-// yet passes the static estimate (which counts lists at 50).
+// heavyWhen reaches the per-row cost limit on a row naming 150
+// properties (the evaluation is cut there: the row does not match), yet
+// passes the static estimate (which counts lists at 50).
 const heavyWhen = `row.payload.properties.all(x, row.payload.properties.all(y, x != y || x == y))`
 
-// putLists writes n entities of 90 properties each, in one batch: each
-// row's payload.properties lists 90 names.
+// putLists writes n entities of 150 properties each: each
+// row's payload.properties lists 150 names.
 func putLists(e *env, n int) {
 	e.t.Helper()
-	props := make(map[string]any, 90)
-	for i := range 90 {
+	props := make(map[string]any, 150)
+	for i := range 150 {
 		props[fmt.Sprintf("p%d", i)] = i
 	}
-	ms := make([]map[string]any, n)
-	for i := range ms {
-		ms[i] = map[string]any{"op": "put", "type": "task", "entityId": fmt.Sprintf("t%d", i), "properties": props}
+	for done := 0; done < n; {
+		ms := make([]map[string]any, min(n-done, 100))
+		for i := range ms {
+			ms[i] = map[string]any{"op": "put", "type": "task", "entityId": fmt.Sprintf("t%d", done+i), "properties": props}
+		}
+		e.call(e.t, "POST", "/api/v1/spaces/default/mutations", map[string]any{"mutations": ms}).want(http.StatusOK)
+		done += len(ms)
 	}
-	e.call(e.t, "POST", "/api/v1/spaces/default/mutations", map[string]any{"mutations": ms}).want(http.StatusOK)
 }
 
 // TestWhenRefusedAtCompile: a when whose static cost is pathological, or
@@ -68,10 +72,12 @@ func TestWhenBudget(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
-				c.WhenBudget = predicate.Budget{Cost: 3 * predicate.CostLimit, Wall: time.Hour}
+				c.WhenBudget = predicate.Budget{Cost: 2000, Wall: time.Hour}
 			})
 			putLists(e, 20)
-			q := "&when=" + url.QueryEscape(heavyWhen)
+			// A few hundred cost units a row: the budget ends it after a
+			// handful of the 20 rows.
+			q := "&when=" + url.QueryEscape(`row.payload.properties.exists(p, p == "none")`)
 			for _, path := range []string{"changes?from=0", "changes?before=21"} {
 				pe := e.call(t, "GET", "/api/v1/spaces/default/"+path+q, nil).want(http.StatusBadRequest).problem("bad_request")
 				if pe.Details["reason"] != "evaluation_budget" {
@@ -101,7 +107,7 @@ func TestWhenBudget(t *testing.T) {
 
 // TestWhenStopsWhenClientLeaves: a watch stream judging costly rows stops
 // evaluating as soon as its client goes, not after the whole batch (here
-// 1,000 rows of about the per-row limit each: many seconds of CPU).
+// 300 rows of the per-row limit each: many seconds of CPU).
 func TestWhenStopsWhenClientLeaves(t *testing.T) {
 	t.Parallel()
 	for _, d := range drivers {
@@ -110,16 +116,20 @@ func TestWhenStopsWhenClientLeaves(t *testing.T) {
 			e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, func(c *Config) {
 				c.WhenBudget = predicate.Budget{Cost: math.MaxUint64, Wall: time.Hour}
 			})
-			putLists(e, 1000)
+			putLists(e, 300)
 			s := e.watch(t, "/api/v1/spaces/default/changes?watch=1&from=0&when="+url.QueryEscape(heavyWhen), e.admin)
 			if f := s.frame(); f != "bookmark:0" {
 				t.Fatalf("first frame %s, want bookmark:0", f)
 			}
 			s.close()
-			deadline := time.Now().Add(frameWait)
+			// Unnoticed, the stream would judge two catch-up reads (64 and
+			// 128 rows, several seconds of CPU) before a write finds the
+			// client gone; noticed, it stops within one evaluation.
+			const leave = 2 * time.Second
+			deadline := time.Now().Add(leave)
 			for e.hub.Watchers() > 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("stream still evaluating %v after its client left", frameWait)
+					t.Fatalf("stream still evaluating %v after its client left", leave)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}

@@ -15,7 +15,11 @@ type PushClient struct {
 	Owner string
 	// LastOrdinal is the last ordinal admitted; 0 before the first push.
 	LastOrdinal int64
-	UpdatedAt   time.Time
+	// LastSeq is the seq of the last commit the client's pushes appended
+	// (0: none yet): every ordinal through LastOrdinal is in the log at
+	// or before it.
+	LastSeq   int64
+	UpdatedAt time.Time
 }
 
 // ClientStore keeps push clients. Their rows are written only inside
@@ -23,9 +27,8 @@ type PushClient struct {
 type ClientStore interface {
 	// ClientGet returns a push client or ErrNotFound.
 	ClientGet(ctx context.Context, space, id string) (PushClient, error)
-	// ClientsOwned returns which of ids are clients of space owned by
-	// owner.
-	ClientsOwned(ctx context.Context, space, owner string, ids []string) (map[string]bool, error)
+	// ClientsOf returns the clients of space owned by owner, by id.
+	ClientsOf(ctx context.Context, space, owner string) (map[string]PushClient, error)
 	// ClientsExpire deletes at most limit clients, of every space, last
 	// updated before before, and returns how many it deleted.
 	ClientsExpire(ctx context.Context, before time.Time, limit int) (int, error)

@@ -342,8 +342,13 @@ type Store interface {
 	TokenByHash(ctx context.Context, hash []byte) (Token, error)
 	// TokenList returns every token ordered by creation.
 	TokenList(ctx context.Context) ([]Token, error)
-	// TokenDelete revokes a token; ErrNotFound if absent.
+	// TokenDelete revokes a token; ErrNotFound if absent. In the same
+	// transaction it advances the token generation.
 	TokenDelete(ctx context.Context, id string) error
+	// TokenGeneration returns a number that changes whenever a token is
+	// revoked, by any process sharing the database: a cache of
+	// authenticated tokens is valid while it stays the same.
+	TokenGeneration(ctx context.Context) (int64, error)
 
 	// CommitLanded reports whether the commit at seq of space was written
 	// by the write transaction that began with WriteBeginParams.WriteID
@@ -429,6 +434,14 @@ type WriteTx interface {
 
 	TriggerTx
 	ClientTx
+}
+
+// BatchAppender is implemented by write transactions that append several
+// commits at once more cheaply than one by one (multi-row statements).
+// AppendBatch(ctx, cs, recs) does what Append(ctx, cs[i], recs[i]) does
+// for each i in order.
+type BatchAppender interface {
+	AppendBatch(ctx context.Context, commits []Commit, records [][]Record) error
 }
 
 // Notifier is implemented by drivers that can tell a process about

@@ -158,13 +158,14 @@ type TriggerStore interface {
 	// TriggerStateDelete removes a trigger's state, its deliveries and its
 	// recorded errors; ErrNotFound if it has no state.
 	TriggerStateDelete(ctx context.Context, space, trigger string) error
-	// TriggerMove sets a trigger's cursor (and start, when start >= 0),
-	// appends skip to its skipped ranges when skip is not nil, and, with
-	// discardOpen, marks its open deliveries discarded, in one
+	// TriggerMove sets a trigger's cursor (and start, when p.Start is
+	// set), appends p.Skip to its skipped ranges when set, and, with
+	// p.DiscardOpen, marks its open deliveries discarded, in one
 	// transaction. Unfenced: it is the operator's override (reset,
 	// replay, enable with skip); a lease holder's next fenced write sees
-	// the moved cursor and reloads. It returns the new state.
-	TriggerMove(ctx context.Context, space, trigger string, cursor, start int64, skip *SeqRange, discardOpen bool) (TriggerState, error)
+	// the moved cursor and reloads. It returns the new state;
+	// ErrNotFound if the trigger has no state.
+	TriggerMove(ctx context.Context, p TriggerMoveParams) (TriggerState, error)
 	// TriggerAdvance applies advances of a space's triggers in one
 	// transaction; if any is fenced nothing is written and the error
 	// wraps ErrFenced.
@@ -229,4 +230,25 @@ type TriggerTx interface {
 	TriggerAdvanceTx(ctx context.Context, advances []Advance) error
 	// TriggerFiredTx records a cron firing like TriggerStore.TriggerFired.
 	TriggerFiredTx(ctx context.Context, trigger string, epoch int64, at time.Time) error
+}
+
+// TriggerMoveParams are the arguments of TriggerStore.TriggerMove.
+type TriggerMoveParams struct {
+	Space, Trigger string
+	// Cursor is the new cursor.
+	Cursor int64
+	// Start, when set, is the new start (nil keeps it).
+	Start *int64
+	// Skip, when set, is appended to the skipped ranges.
+	Skip *SeqRange
+	// DiscardOpen discards the trigger's open deliveries.
+	DiscardOpen bool
+}
+
+// StartArg returns p.Start as the drivers bind it: -1 when unset.
+func (p TriggerMoveParams) StartArg() int64 {
+	if p.Start == nil {
+		return -1
+	}
+	return *p.Start
 }

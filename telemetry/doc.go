@@ -1,6 +1,7 @@
-// Package telemetry owns eddy's metrics: an OpenTelemetry MeterProvider
-// exported in the Prometheus text format on a registry of its own, and
-// the instruments eddy records into.
+// Package telemetry owns eddy's metrics and trace export: an
+// OpenTelemetry MeterProvider exported in the Prometheus text format on a
+// registry of its own, the instruments eddy records into, and the OTLP
+// trace pipeline.
 //
 // Instruments are named as they are scraped (no suffixes are added) and
 // carry no high-cardinality labels: no space, entity id or seq, and HTTP
@@ -16,4 +17,8 @@
 //
 // The registry also carries the Go runtime and process collectors
 // (go_*, process_*).
+//
+// StartTracing installs the process's TracerProvider when the standard
+// OpenTelemetry environment asks for trace export (OTLP over HTTP), and
+// the W3C trace context propagator either way.
 package telemetry

@@ -24,8 +24,6 @@ const (
 	DefaultBackoffInitial = time.Second
 	// DefaultBackoffMax caps the exponential retry delay.
 	DefaultBackoffMax = 5 * time.Minute
-	// DefaultTimeout bounds one delivery attempt.
-	DefaultTimeout = 10 * time.Second
 	// DefaultTimezone is a cron schedule's time zone.
 	DefaultTimezone = "UTC"
 )
@@ -125,10 +123,12 @@ type Delivery struct {
 	Ordering Ordering `json:"ordering"`
 	// Concurrency bounds the trigger's deliveries in flight (with entity
 	// ordering, at most one of them per entity).
-	Concurrency int      `json:"concurrency"`
-	MaxAttempts int      `json:"maxAttempts"`
-	Backoff     Backoff  `json:"backoff"`
-	Timeout     Duration `json:"timeout"`
+	Concurrency int     `json:"concurrency"`
+	MaxAttempts int     `json:"maxAttempts"`
+	Backoff     Backoff `json:"backoff"`
+	// Timeout, when set, bounds one attempt and overrides the function's
+	// timeout; unset (0, omitted), the function's timeout applies.
+	Timeout Duration `json:"timeout,omitempty"`
 }
 
 // Backoff is an exponential retry delay with jitter, from Initial,

@@ -231,7 +231,6 @@ func parseDelivery(raw json.RawMessage, d *Delivery) error {
 	*d = Delivery{
 		Ordering: OrderingEntity, Concurrency: DefaultConcurrency, MaxAttempts: DefaultMaxAttempts,
 		Backoff: Backoff{Initial: Duration(DefaultBackoffInitial), Max: Duration(DefaultBackoffMax)},
-		Timeout: Duration(DefaultTimeout),
 	}
 	if !present(raw) {
 		return nil

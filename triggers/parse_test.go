@@ -21,7 +21,7 @@ func TestParseTriggerDefaults(t *testing.T) {
 	}
 	want := `{"name":"stamp","source":{"changes":{}},"function":"f","enabled":true,"start":"head",` +
 		`"echo":false,"coalesce":false,"delivery":{"ordering":"entity","concurrency":1,"maxAttempts":5,` +
-		`"backoff":{"initial":"1s","max":"5m"},"timeout":"10s"}}`
+		`"backoff":{"initial":"1s","max":"5m"}}}`
 	if string(got) != want {
 		t.Errorf("canonical form\n got %s\nwant %s", got, want)
 	}

@@ -35,16 +35,12 @@ func (s *Service) acks(ctx context.Context, space string, r Reader, commits []*s
 	if owner == "" || len(pushed) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, 0, len(pushed))
-	for id := range pushed {
-		ids = append(ids, id)
-	}
-	owned, err := s.log.ClientsOwned(ctx, space, owner, ids)
+	owned, err := s.log.ClientsOf(ctx, space, owner)
 	if err != nil {
 		return nil, fmt.Errorf("acks: %w", err)
 	}
 	for id := range pushed {
-		if !owned[id] {
+		if _, ok := owned[id]; !ok {
 			delete(pushed, id)
 		}
 	}
@@ -52,4 +48,30 @@ func (s *Service) acks(ctx context.Context, space string, r Reader, commits []*s
 		return nil, nil
 	}
 	return pushed, nil
+}
+
+// bootstrapAcks returns the acknowledgements the complete page of a
+// bootstrap at watermark w carries for its reader: each client of the
+// reader whose last commit is at or before w has every ordinal through
+// its last one in the snapshot. (A client that pushed after w is acked by
+// the delta pages that follow.)
+func (s *Service) bootstrapAcks(ctx context.Context, space string, r Reader, w int64) (map[string]int64, error) {
+	owner := readerID(r)
+	if owner == "" {
+		return nil, nil
+	}
+	owned, err := s.log.ClientsOf(ctx, space, owner)
+	if err != nil {
+		return nil, fmt.Errorf("acks: %w", err)
+	}
+	var out map[string]int64
+	for id, c := range owned {
+		if c.LastSeq <= w && c.LastOrdinal > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[id] = c.LastOrdinal
+		}
+	}
+	return out, nil
 }

@@ -72,6 +72,10 @@ type BootstrapPage struct {
 	NextToken *string         `json:"nextToken"`
 	Cursor    *string         `json:"cursor"`
 	Complete  bool            `json:"complete"`
+	// Acks, on the complete page only, maps each push client of the
+	// requesting principal whose pushes are all in the snapshot to its
+	// last ordinal (see DeltaPage.Acks); omitted when there is none.
+	Acks map[string]int64 `json:"acks,omitempty"`
 }
 
 func (p *OpenParams) normalize() error {
@@ -190,6 +194,9 @@ func (s *Service) keysetPage(ctx context.Context, cd codec, sp store.Space, d *D
 	if done {
 		c := cd.encodeCursor(cursor{bind: t.bind, seq: t.watermark})
 		page.Cursor, page.Complete = &c, true
+		if page.Acks, err = s.bootstrapAcks(ctx, sp.ID, r, t.watermark); err != nil {
+			return BootstrapPage{}, err
+		}
 	} else {
 		n := keysetToken{bind: t.bind, watermark: t.watermark, pageSize: t.pageSize,
 			offset: t.offset + int64(len(recs)), typeIndex: next.typeIndex, lastID: next.lastID}
@@ -231,6 +238,9 @@ func (s *Service) frozenPage(ctx context.Context, cd codec, sp store.Space, vc C
 	} else {
 		c := cd.encodeCursor(cursor{bind: t.bind, seq: hdr.Watermark})
 		page.Cursor, page.Complete = &c, true
+		if page.Acks, err = s.bootstrapAcks(ctx, sp.ID, r, hdr.Watermark); err != nil {
+			return BootstrapPage{}, err
+		}
 	}
 	if n < 0 {
 		n = int(min(hdr.Records-pg.Offset, int64(hdr.PageSize)))

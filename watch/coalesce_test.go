@@ -16,7 +16,8 @@ func (s *countingSink) write(b []byte) error {
 	s.writes = append(s.writes, bytes.Clone(b))
 	return nil
 }
-func (s *countingSink) close() {}
+func (s *countingSink) abort([]byte) {}
+func (s *countingSink) close()       {}
 
 func testWatcher(s sink) *watcher {
 	h := &Hub{opts: Options{}.withDefaults()}
@@ -60,25 +61,32 @@ func TestDeliverCoalesces(t *testing.T) {
 	}
 }
 
-// TestDeliverCoalesceBound: coalescing stops at maxCoalesce bytes, the
-// rest stays queued.
+// TestDeliverCoalesceBound: coalesced writes stay within the stream's
+// buffer bound (MaxBuffer, plus the line that crossed it).
 func TestDeliverCoalesceBound(t *testing.T) {
 	s := &countingSink{}
 	wt := testWatcher(s)
 	defer wt.timer.Stop()
 	line := len(batchOf(1)[0].line)
-	per := maxCoalesce/line + 1 // one batch over the bound
+	per := wt.h.opts.MaxBuffer/line + 1 // one batch over the bound
 	ch := make(chan []item, 2)
 	big := make([]int64, per)
 	for i := range big {
 		big[i] = int64(i + 1)
 	}
-	ch <- batchOf(int64(per + 1))
+	ch <- batchOf(int64(per+1), int64(per+2))
 	if _, err := wt.deliver(context.Background(), ch, batchOf(big...)); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.writes) != 1 || len(ch) != 1 || wt.pos != int64(per) {
-		t.Fatalf("%d writes, %d queued, pos %d; want 1 write, the next batch still queued", len(s.writes), len(ch), wt.pos)
+	rows := 0
+	for _, w := range s.writes {
+		if len(w) > wt.h.opts.MaxBuffer+line {
+			t.Fatalf("a write of %d bytes, over the bound %d", len(w), wt.h.opts.MaxBuffer)
+		}
+		rows += bytes.Count(w, []byte("\n"))
+	}
+	if len(s.writes) != 2 || rows != per+2 || wt.pos != int64(per+2) || len(ch) != 0 {
+		t.Fatalf("%d writes of %d rows, pos %d, %d queued; want the rows in 2 writes", len(s.writes), rows, wt.pos, len(ch))
 	}
 }
 
@@ -86,12 +94,13 @@ func TestDeliverCoalesceBound(t *testing.T) {
 // only once a quarter of WriteTimeout has passed.
 func TestWriteDeadlineSteps(t *testing.T) {
 	var d writeDeadline
+	const WriteTimeout = 30 * time.Second
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		at   time.Duration
 		want bool
 	}{{0, true}, {time.Second, false}, {WriteTimeout/4 - time.Nanosecond, false}, {WriteTimeout / 4, true}, {WriteTimeout/4 + time.Second, false}} {
-		dl, ok := d.next(t0.Add(tc.at))
+		dl, ok := d.next(t0.Add(tc.at), WriteTimeout)
 		if ok != tc.want || (ok && !dl.Equal(t0.Add(tc.at+WriteTimeout))) {
 			t.Fatalf("next at %v = %v, %v; want moved %v", tc.at, dl, ok, tc.want)
 		}

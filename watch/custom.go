@@ -83,7 +83,7 @@ type StreamFunc func(ctx context.Context, s *Stream) error
 // Write writes and flushes lines (each ending in a newline).
 func (s *Stream) Write(lines []byte) error {
 	if err := s.sink.write(lines); err != nil {
-		return &writeError{err}
+		return newWriteError(err)
 	}
 	return nil
 }
@@ -98,28 +98,30 @@ func (s *Stream) Stopping() <-chan struct{} { return s.h.stopping }
 // is; ErrStopping as unavailable). Like Serve, it returns at once for a
 // taken-over HTTP/1.1 connection, running run on a goroutine of the hub;
 // otherwise it returns when run does. It fails with nothing written, and
-// without calling run, only when the hub is stopping; otherwise run is
-// called exactly once.
+// without calling run, only when the hub is stopping or at a stream cap
+// (MaxStreams, MaxStreamsPerKey: 429 rate_limited, with Retry-After set
+// on w); otherwise run is called exactly once.
 func (h *Hub) ServeFunc(w http.ResponseWriter, r *http.Request, run StreamFunc) error {
-	if !h.enter() {
-		return problem.New(problem.Unavailable, "the server is shutting down")
+	key := keyOf(r.Context())
+	if err := h.enter(key); err != nil {
+		return refuse(w, err)
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", ContentType)
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	st := &Stream{h: h}
-	if s, ok := hijack(w, r, h.takeover); ok {
+	if s, ok := hijack(w, r, h.takeover, h.opts.WriteTimeout); ok {
 		st.sink = s
 		go func() {
-			defer h.exit()
+			defer h.exit(key)
 			st.serve(h.ctx, run)
 		}()
 		return nil
 	}
-	defer h.exit()
+	defer h.exit(key)
 	w.WriteHeader(http.StatusOK)
-	st.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	st.sink = newResponseSink(w, h.opts.WriteTimeout)
 	st.serve(r.Context(), run)
 	return nil
 }
@@ -137,7 +139,12 @@ func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 	}
 	err := run(ctx, st)
 	var we *writeError
-	if err == nil || errors.As(err, &we) || ctx.Err() != nil {
+	if errors.As(err, &we) && we.stalled {
+		st.h.stalls.Add(1)
+		st.sink.abort(stallFrame(st.h.opts.WriteTimeout))
+		return
+	}
+	if err == nil || we != nil || ctx.Err() != nil {
 		return
 	}
 	pe := terminal(err)
@@ -152,7 +159,7 @@ func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 func start(s sink) error {
 	switch s := s.(type) {
 	case *connSink:
-		if t, ok := s.deadline.next(time.Now()); ok {
+		if t, ok := s.deadline.next(time.Now(), s.timeout); ok {
 			_ = s.conn.SetWriteDeadline(t)
 		}
 		_, err := s.conn.Write(s.head)

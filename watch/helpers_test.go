@@ -143,6 +143,7 @@ func (e *env) serve(w http.ResponseWriter, r *http.Request) {
 		q.Del("from")
 	}
 	f, err := changelog.ParseFilter(q)
+	r = r.WithContext(WithKey(r.Context(), r.Header.Get("X-Key")))
 	if err == nil {
 		err = e.hub.Serve(w, r, Params{Space: strings.TrimPrefix(r.URL.Path, "/"), From: from, Filter: f})
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -29,10 +32,21 @@ var (
 	// DefaultReadBatch is how many rows one shared read of a space hub
 	// asks for.
 	DefaultReadBatch = 1000
-	// WriteTimeout bounds the writes to a client: a client that reads
-	// nothing for this long (at least three quarters of it: the deadline
-	// moves in steps of a quarter) is disconnected.
-	WriteTimeout = time.Minute
+	// DefaultWriteTimeout bounds one write to a client: a client that
+	// reads nothing for this long is a stalled consumer, disconnected
+	// with the terminal frame {"error":{"code":"unavailable","details":
+	// {"reason":"slow_consumer"}}} when it still fits.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxStreams caps the open streams of a hub (watch and live
+	// view streams together).
+	DefaultMaxStreams = 2048
+	// DefaultMaxStreamsPerKey caps the open streams of one key (a token).
+	DefaultMaxStreamsPerKey = 256
+	// DefaultMaxBuffer bounds the bytes a stream encodes before writing
+	// them: what a stream whose client does not read can hold.
+	DefaultMaxBuffer = 32 << 10
+	// RetryAfter is the Retry-After of a stream refused at a cap.
+	RetryAfter = 5 * time.Second
 	// Takeover makes an HTTP/1.1 stream take its connection over from
 	// net/http (hijack) once it starts: an idle stream then costs about
 	// 7 KiB instead of about 40, but http.Server no longer tracks the
@@ -65,6 +79,17 @@ type Options struct {
 	OnNotify func(space string, head int64)
 	// ReadBatch is the rows per shared read (DefaultReadBatch).
 	ReadBatch int
+	// WriteTimeout bounds each write to a client (DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// MaxStreams caps the hub's open streams (DefaultMaxStreams); more
+	// are refused with 429 rate_limited and Retry-After.
+	MaxStreams int
+	// MaxStreamsPerKey caps the open streams of one key, the token that
+	// opened them (DefaultMaxStreamsPerKey).
+	MaxStreamsPerKey int
+	// MaxBuffer bounds the bytes a stream encodes between writes
+	// (DefaultMaxBuffer).
+	MaxBuffer int
 	// Logger receives operational logs (nil = slog.Default()).
 	Logger *slog.Logger
 }
@@ -79,8 +104,14 @@ func (o Options) withDefaults() Options {
 	def(&o.WatcherBuffer, DefaultWatcherBuffer)
 	def(&o.CatchUpBatch, DefaultCatchUpBatch)
 	def(&o.ReadBatch, DefaultReadBatch)
+	def(&o.MaxStreams, DefaultMaxStreams)
+	def(&o.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
+	def(&o.MaxBuffer, DefaultMaxBuffer)
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -110,11 +141,14 @@ type Hub struct {
 	subs     subscribers    // Subscribe's wake-ups
 	streams  sync.WaitGroup // open streams
 	open     atomic.Int64   // open streams, for Watchers
+	stalls   atomic.Int64   // streams ended for a client that stopped reading
+	writing  atomic.Int64   // watch streams in the middle of a write (tests read it)
 	loops    sync.WaitGroup // space loops and the listener
 
 	// Lock order: mu before spaceHub.mu.
 	mu      sync.RWMutex
 	spaces  map[string]*spaceHub // guarded by mu
+	perKey  map[string]int       // open streams by key; guarded by mu
 	started bool                 // guarded by mu
 	stopped bool                 // guarded by mu
 }
@@ -130,6 +164,7 @@ func New(lg *changelog.Log, opts Options) *Hub {
 		cancel:   cancel,
 		stopping: make(chan struct{}),
 		spaces:   make(map[string]*spaceHub),
+		perKey:   make(map[string]int),
 	}
 }
 
@@ -239,22 +274,68 @@ func (h *Hub) Stop(ctx context.Context) error {
 	}
 }
 
-// enter registers a new stream; false once the hub is stopping.
-func (h *Hub) enter() bool {
+// enter registers a new stream of key: an unavailable problem once the
+// hub is stopping, rate_limited at a cap.
+func (h *Hub) enter(key string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.stopped {
-		return false
+	switch {
+	case h.stopped:
+		return problem.New(problem.Unavailable, "the server is shutting down")
+	case h.open.Load() >= int64(h.opts.MaxStreams):
+		return &capError{problem.New(problem.RateLimited, "the server holds its limit of %d open streams; retry later", h.opts.MaxStreams).
+			With("limit", h.opts.MaxStreams)}
+	case h.perKey[key] >= h.opts.MaxStreamsPerKey:
+		return &capError{problem.New(problem.RateLimited, "this token holds its limit of %d open streams; close one or retry later", h.opts.MaxStreamsPerKey).
+			With("limit", h.opts.MaxStreamsPerKey)}
 	}
+	h.perKey[key]++
 	h.streams.Add(1)
 	h.open.Add(1)
-	return true
+	return nil
 }
 
 // exit unregisters a stream enter registered.
-func (h *Hub) exit() {
+func (h *Hub) exit(key string) {
+	h.mu.Lock()
+	if h.perKey[key]--; h.perKey[key] <= 0 {
+		delete(h.perKey, key)
+	}
+	h.mu.Unlock()
 	h.open.Add(-1)
 	h.streams.Done()
+}
+
+// capError is a stream refused at a cap; refuse renders it.
+type capError struct{ pe *problem.Error }
+
+func (e *capError) Error() string { return e.pe.Error() }
+func (e *capError) Unwrap() error { return e.pe }
+
+// refuse returns the error of enter for the caller to render, with
+// Retry-After set on w when the refusal is a cap.
+func refuse(w http.ResponseWriter, err error) error {
+	var ce *capError
+	if errors.As(err, &ce) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+		return ce.pe
+	}
+	return err
+}
+
+// keyCtx carries the key streams are counted under.
+type keyCtx struct{}
+
+// WithKey returns ctx carrying key: a stream served for a request with
+// this context counts against key's MaxStreamsPerKey (the empty key when
+// none is set).
+func WithKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtx{}, key)
+}
+
+func keyOf(ctx context.Context) string {
+	k, _ := ctx.Value(keyCtx{}).(string)
+	return k
 }
 
 // Watchers returns the number of open watch streams.

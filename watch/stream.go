@@ -3,11 +3,13 @@ package watch
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
 )
 
 // errShutdown ends the streams of a stopping hub.
@@ -51,12 +53,13 @@ type Budget interface {
 // taken over (hijacked) and served by a goroutine of the hub, so Serve
 // returns at once; otherwise Serve returns when the stream ends.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
-	if !h.enter() {
-		return problem.New(problem.Unavailable, "the server is shutting down")
+	key := keyOf(r.Context())
+	if err := h.enter(key); err != nil {
+		return refuse(w, err)
 	}
 	from, caughtUp, err := h.position(r.Context(), p)
 	if err != nil {
-		h.exit()
+		h.exit(key)
 		return err
 	}
 	hdr := w.Header()
@@ -64,7 +67,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	wt := h.newWatcher(p, from)
-	if s, ok := hijack(w, r, h.takeover); ok {
+	if s, ok := hijack(w, r, h.takeover, h.opts.WriteTimeout); ok {
 		wt.sink = s
 		ctx, cancel := context.WithCancel(h.ctx)
 		if p.Budget != nil {
@@ -73,15 +76,15 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 			go s.watchClose(cancel)
 		}
 		go func() {
-			defer h.exit()
+			defer h.exit(key)
 			defer cancel()
 			wt.serve(ctx, caughtUp)
 		}()
 		return nil
 	}
-	defer h.exit()
+	defer h.exit(key)
 	w.WriteHeader(http.StatusOK)
-	wt.sink = &responseSink{w: w, rc: http.NewResponseController(w)}
+	wt.sink = newResponseSink(w, h.opts.WriteTimeout)
 	wt.serve(r.Context(), caughtUp)
 	return nil
 }
@@ -119,7 +122,21 @@ type watcher struct {
 	buf   []byte      // lines not yet written
 	pos   int64       // last seq consumed
 	told  int64       // last position the client has: a row sent or a bookmark
-	ahead *readAhead  // the catch-up read in flight, or nil
+	batch int         // rows of the next catch-up read; 0 starts small
+}
+
+// minCatchUp is the first catch-up read of a stream, and of one dropped
+// from the fan-out for a full buffer: a client that does not read holds
+// at most this many rows read for it (and MaxBuffer of encoded lines).
+// Each read that is sent in full doubles it, up to CatchUpBatch.
+const minCatchUp = 64
+
+// nextBatch returns the rows of the next catch-up read.
+func (wt *watcher) nextBatch() int {
+	if wt.batch <= 0 {
+		wt.batch = min(minCatchUp, wt.h.opts.CatchUpBatch)
+	}
+	return wt.batch
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
@@ -142,33 +159,38 @@ func (wt *watcher) serve(ctx context.Context, caughtUp bool) {
 // behind.
 func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 	defer wt.sh.leave(wt)
-	defer wt.takeAhead()
 	var ch chan []item
 	for {
-		var err error
 		if ch == nil {
 			c, pending, ok := wt.sh.join(wt, wt.pos, caughtUp)
 			if !ok {
+				var err error
 				if caughtUp, err = wt.catchUp(ctx); err != nil {
 					return err
 				}
 				continue
 			}
-			wt.takeAhead() // joined: the read-ahead is not needed
-			if ok, err = wt.deliver(ctx, c, pending); err != nil {
+			ch = c
+			open, err := wt.deliver(ctx, ch, pending)
+			if err != nil {
 				return err
 			}
-			ch, caughtUp = joined(c, ok)
-			continue
+			if !open {
+				ch, caughtUp = wt.dropped()
+				continue
+			}
 		}
 		select {
 		case items, ok := <-ch:
 			if ok {
+				var err error
 				if ok, err = wt.deliver(ctx, ch, items); err != nil {
 					return err
 				}
 			}
-			ch, caughtUp = joined(ch, ok)
+			if !ok {
+				ch, caughtUp = wt.dropped()
+			}
 		case <-wt.timer.C:
 			wt.buf = append(wt.buf, heartbeatFrame...)
 			if err := wt.flush(); err != nil {
@@ -182,32 +204,21 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 	}
 }
 
-// joined returns the channel a watcher keeps reading and whether it is
-// caught up: ch while the hub keeps it open, nil (catch up by own reads
-// and rejoin) once the hub dropped the watcher for falling behind.
-func joined(ch chan []item, open bool) (chan []item, bool) {
-	if !open {
-		return nil, false
-	}
-	return ch, true
-}
-
 // catchUp reads one batch from the store after pos and sends it. It
-// reports whether the read reached the head. While it writes a batch
-// that did not reach the head, the next read runs (read-ahead): the
-// next catchUp takes it instead of reading.
+// reports whether the read reached the head.
 func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	select {
 	case <-wt.h.stopping:
 		return false, errShutdown
 	default:
 	}
-	var page changelog.Page
-	var err error
-	if ra := wt.takeAhead(); ra != nil && ra.pos == wt.pos {
-		page, err = ra.page, ra.err
-	} else {
-		page, err = wt.read(ctx, wt.pos)
+	if hook := wt.h.beforeCatchUp; hook != nil {
+		hook(wt.pos)
+	}
+	wt.resetBudget(ctx)
+	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.nextBatch())
+	if err == nil {
+		err = wt.budgetErr()
 	}
 	if err != nil {
 		return false, err
@@ -215,76 +226,43 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	for i := range page.Rows {
 		if r := &page.Rows[i]; r.Seq > wt.pos {
 			wt.buf = appendRow(wt.buf, r)
-			wt.told = r.Seq
+			wt.pos, wt.told = r.Seq, r.Seq
+		}
+		page.Rows[i] = store.Row{} // encoded: a stalled write need not hold it
+		if err := wt.flushFull(); err != nil {
+			return false, err
 		}
 	}
 	wt.pos = max(wt.pos, page.Cursor)
 	wt.bookmark()
-	if page.Cursor < page.Head {
-		wt.ahead = wt.startRead(ctx, wt.pos)
+	if err := wt.flush(); err != nil {
+		return false, err
 	}
-	return page.Cursor >= page.Head, wt.flush()
+	wt.batch = min(2*wt.batch, wt.h.opts.CatchUpBatch)
+	return page.Cursor >= page.Head, nil
 }
 
-// read reads one catch-up batch after pos, judged under a fresh budget.
-func (wt *watcher) read(ctx context.Context, pos int64) (changelog.Page, error) {
-	if hook := wt.h.beforeCatchUp; hook != nil {
-		hook(pos)
-	}
-	wt.resetBudget(ctx)
-	page, err := wt.h.log.Read(ctx, wt.space, pos, wt.f, wt.h.opts.CatchUpBatch)
-	if err == nil {
-		err = wt.budgetErr()
-	}
-	return page, err
+// dropped resets a watcher the hub dropped for falling behind (its
+// channel closed): it catches up by its own reads, starting small, and
+// rejoins.
+func (wt *watcher) dropped() (chan []item, bool) {
+	wt.batch = 0
+	return nil, false
 }
-
-// readAhead is a catch-up read running while the watcher writes the
-// previous batch. Its results are the watcher's once done is closed; the
-// watcher evaluates nothing (its filter, its budget) until then.
-type readAhead struct {
-	pos  int64
-	done chan struct{}
-	page changelog.Page
-	err  error
-}
-
-func (wt *watcher) startRead(ctx context.Context, pos int64) *readAhead {
-	ra := &readAhead{pos: pos, done: make(chan struct{})}
-	go func() {
-		defer close(ra.done)
-		ra.page, ra.err = wt.read(ctx, pos)
-	}()
-	return ra
-}
-
-// takeAhead waits for the read-ahead in flight, if any, and returns it.
-// Every path that judges rows or ends the stream takes it first.
-func (wt *watcher) takeAhead() *readAhead {
-	ra := wt.ahead
-	if ra != nil {
-		<-ra.done
-		wt.ahead = nil
-	}
-	return ra
-}
-
-// maxCoalesce bounds the lines a watcher gathers from the fan-out
-// batches queued for it before it writes them.
-const maxCoalesce = 256 << 10
 
 // deliver sends a fan-out batch and, coalesced into the same write, the
-// batches queued behind it (up to maxCoalesce bytes of lines): under a
-// burst of commits a watcher makes one write per burst, not one per
-// batch. It reports false when the hub closed ch meanwhile (the watcher
-// was dropped for falling behind); what it consumed is written anyway.
+// batches queued behind it, up to MaxBuffer bytes of lines (consume
+// flushes at that bound anyway): under a burst of commits a watcher makes
+// one write per burst, not one per batch. It reports false when the hub
+// closed ch meanwhile (the watcher was dropped for falling behind); what
+// it consumed is written anyway.
 func (wt *watcher) deliver(ctx context.Context, ch <-chan []item, items []item) (bool, error) {
 	open := true
 	for {
 		if err := wt.consume(ctx, items); err != nil {
 			return open, err
 		}
-		if len(wt.buf) >= maxCoalesce {
+		if len(wt.buf) >= wt.h.opts.MaxBuffer {
 			break
 		}
 		var more bool
@@ -323,6 +301,9 @@ func (wt *watcher) consume(ctx context.Context, items []item) error {
 		if err := wt.budgetErr(); err != nil {
 			return err
 		}
+		if err := wt.flushFull(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -349,24 +330,53 @@ func (wt *watcher) bookmark() {
 }
 
 // writeError is a failure to write to the client: the stream is gone.
-type writeError struct{ err error }
+// stalled says the write ran out of its deadline (the client stopped
+// reading) rather than failing outright.
+type writeError struct {
+	err     error
+	stalled bool
+}
 
 func (e *writeError) Error() string { return "write stream: " + e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
+
+func newWriteError(err error) *writeError {
+	var ne net.Error
+	return &writeError{err: err, stalled: errors.As(err, &ne) && ne.Timeout()}
+}
+
+// stallFrame is the terminal frame of a stream whose client stopped
+// reading for timeout.
+func stallFrame(timeout time.Duration) []byte {
+	return appendError(nil, problem.New(problem.Unavailable,
+		"the client read nothing for %s: the stream ends; resume from the last seq or bookmark", timeout).With("reason", "slow_consumer"))
+}
+
+// flushFull flushes once the buffered lines reach MaxBuffer, so that a
+// stream never holds more than about that much for a client that does
+// not read.
+func (wt *watcher) flushFull() error {
+	if len(wt.buf) < wt.h.opts.MaxBuffer {
+		return nil
+	}
+	return wt.flush()
+}
 
 // flush writes and flushes the buffered lines and restarts the heartbeat.
 func (wt *watcher) flush() error {
 	if len(wt.buf) == 0 {
 		return nil
 	}
+	wt.h.writing.Add(1)
 	err := wt.sink.write(wt.buf)
+	wt.h.writing.Add(-1)
 	wt.buf = wt.buf[:0]
 	if cap(wt.buf) > maxIdleBuf {
 		wt.buf = nil
 	}
 	wt.timer.Reset(wt.h.opts.Heartbeat)
 	if err != nil {
-		return &writeError{err}
+		return newWriteError(err)
 	}
 	return nil
 }
@@ -375,7 +385,14 @@ func (wt *watcher) flush() error {
 // there to read it.
 func (wt *watcher) end(ctx context.Context, err error) {
 	var we *writeError
-	if errors.As(err, &we) || ctx.Err() != nil {
+	if errors.As(err, &we) {
+		if we.stalled {
+			wt.h.stalls.Add(1)
+			wt.sink.abort(stallFrame(wt.h.opts.WriteTimeout))
+		}
+		return
+	}
+	if ctx.Err() != nil {
 		return
 	}
 	pe := terminal(err)

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 func (a *app) typesCommand() *cobra.Command {
@@ -23,57 +22,14 @@ func (a *app) typesCommand() *cobra.Command {
 	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.typesGetCommand(), a.typesDeleteCommand())
 }
 
-// applyCommand is `eddy apply`: types, functions, triggers and views.
-func (a *app) applyCommand() *cobra.Command {
-	var file string
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Apply declarations from a YAML or JSON file (types, functions, triggers, views)",
-		Long: `Put every declaration of a YAML or JSON file ('-' for stdin) into the space.
-The document holds up to four maps from name to definition, applied in this
-order (so a trigger may name a function of the same file), each in name order:
-
-  types:
-    task:
-      properties:
-        title: {kind: string, required: true}
-  functions:
-    stamp-completed:
-      kind: expr
-      writes: [task]
-      code: patch("task", entity.id, {"completedAt": now})
-  triggers:
-    on-done:
-      source: {changes: {types: [task], ops: [patch]}}
-      function: stamp-completed
-  views:
-    open-tasks:
-      version: v1
-      types: [task]
-      filter: {cel: "entity.properties.done != true"}
-
-Each line of output says whether a definition was created or updated; warnings
-(such as cycles in the trigger graph) go to standard error. The first refused
-definition stops the run; those before it stay applied.`,
-		Args: noArgs,
-		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usagef("missing -f FILE")
-			}
-			return a.apply(cmd, file, applySections)
-		}),
-	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
-	return cmd
-}
-
 func (a *app) typesApplyCommand(use string) *cobra.Command {
-	var file string
+	var f applyFlags
 	cmd := &cobra.Command{
 		Use:   use + " -f FILE",
 		Short: "Put the type definitions of a YAML or JSON file",
 		Long: `Put every type definition of a YAML or JSON file ('-' for stdin) into the
-space. The document holds a map 'types' from type name to definition:
+space, all at once (see 'eddy apply'). The document holds a map 'types' from
+type name to definition:
 
   types:
     task:
@@ -89,13 +45,11 @@ space. The document holds a map 'types' from type name to definition:
 'eddy apply' also takes functions, triggers and views.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usagef("missing -f FILE")
-			}
-			return a.apply(cmd, file, applySections[:1])
+			return a.apply(cmd, f, applySections[:1])
 		}),
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "YAML or JSON file ('-' for stdin)")
+	f.register(cmd)
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "only show what would happen")
 	return cmd
 }
 
@@ -111,56 +65,6 @@ var applySections = []applySection{{"types", "type"}, {"functions", "function"},
 // applyDocument is a parsed apply document: per section key, definitions
 // by name.
 type applyDocument map[string]map[string]json.RawMessage
-
-// apply puts each definition of the file, section by section in the
-// order given, names in order within a section.
-func (a *app) apply(cmd *cobra.Command, file string, sections []applySection) error {
-	data, err := a.readFile(file)
-	if err != nil {
-		return err
-	}
-	doc, err := parseApplyDocument(data, sections)
-	if err != nil {
-		return err
-	}
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	for _, sec := range sections {
-		defs := doc[sec.key]
-		for _, name := range slices.Sorted(maps.Keys(defs)) {
-			if err := a.applyOne(cmd, c, sec, name, defs[name]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// applyOne puts one definition and reports it and its warnings.
-func (a *app) applyOne(cmd *cobra.Command, c *client, sec applySection, name string, def json.RawMessage) error {
-	resp, err := c.do(cmd.Context(), request{method: http.MethodPut, path: spacePath(a.space, sec.key, name), body: def})
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", sec.kind, name, err)
-	}
-	verb := "updated"
-	if resp.status == http.StatusCreated {
-		verb = "created"
-	}
-	fmt.Fprintf(a.stdout, "%s %s %s\n", sec.kind, name, verb)
-	var answer struct {
-		Warnings []struct {
-			Message string `json:"message"`
-		} `json:"warnings"`
-	}
-	if json.Unmarshal(resp.body, &answer) == nil {
-		for _, w := range answer.Warnings {
-			fmt.Fprintf(a.stderr, "warning: %s %s: %s\n", sec.kind, name, w.Message)
-		}
-	}
-	return nil
-}
 
 // parseTypesDocument reads a YAML or JSON document {types: {name: def}} and
 // returns each definition as JSON.
@@ -224,15 +128,15 @@ func (a *app) typesListCommand() *cobra.Command {
 		Short: "Print the space's type definitions",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			body, err := c.getJSON(cmd.Context(), spacePath(a.space, "types"), nil, nil)
+			tds, err := c.sp.Types(cmd.Context())
 			if err != nil {
 				return err
 			}
-			return a.printJSON(body)
+			return a.show(view{value: map[string]any{"types": orEmpty(tds)}, kind: "type"}, false)
 		}),
 	}
 }
@@ -243,15 +147,15 @@ func (a *app) typesGetCommand() *cobra.Command {
 		Short: "Print a type definition",
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			body, err := c.getJSON(cmd.Context(), spacePath(a.space, "types", args[0]), nil, nil)
+			td, err := c.sp.GetType(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return a.printJSON(body)
+			return a.show(view{value: td, kind: "type"}, false)
 		}),
 	}
 }
@@ -262,11 +166,11 @@ func (a *app) typesDeleteCommand() *cobra.Command {
 		Short: "Delete a type definition (its entities stay)",
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			if _, err := c.do(cmd.Context(), request{method: http.MethodDelete, path: spacePath(a.space, "types", args[0])}); err != nil {
+			if err := c.sp.DeleteType(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "type %s deleted\n", args[0])
@@ -283,15 +187,7 @@ func (a *app) tokensCommand() *cobra.Command {
 }
 
 // tokenRequest is the body of POST /api/v1/tokens.
-type tokenRequest struct {
-	Space       string   `json:"space"`
-	Role        string   `json:"role"`
-	Actor       string   `json:"actor,omitempty"`
-	Types       []string `json:"types,omitempty"`
-	Scopes      []string `json:"scopes,omitempty"`
-	User        string   `json:"user,omitempty"`
-	Application string   `json:"application,omitempty"`
-}
+type tokenRequest = client.TokenParams
 
 func (a *app) tokensCreateCommand() *cobra.Command {
 	var (
@@ -303,16 +199,19 @@ func (a *app) tokensCreateCommand() *cobra.Command {
 		Short: "Create a token and print its secret (shown once)",
 		Long: `Create a token bound to --space ('*' for every space) with a role: admin,
 writer or reader. --types limits what it may read to those entity types;
---scopes log:read lets a non-admin token pull the raw log.`,
+--scopes log:read lets a non-admin token pull the raw log. --user names the
+user the token acts for (type access rules are judged for it) and, with
+--application, makes a journal client's token.`,
 		Example: `  eddy tokens create --space default --role reader --types task,user
   eddy tokens create --role writer --actor importer
-  eddy tokens create --role reader --scopes log:read`,
+  eddy tokens create --role reader --scopes log:read
+  eddy tokens create --role reader --user u1 --application mail-app`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if req.Role == "" {
 				return usagef("missing --role (admin, writer or reader)")
 			}
-			req.Space = a.space
+			req.Space = a.spaceName()
 			return a.createToken(cmd, req, asJSON)
 		}),
 	}
@@ -328,27 +227,16 @@ writer or reader. --types limits what it may read to those entity types;
 }
 
 func (a *app) createToken(cmd *cobra.Command, req tokenRequest, asJSON bool) error {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encode: %w", err)
-	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/api/v1/tokens", body: body})
+	out, err := c.CreateToken(cmd.Context(), req)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(resp.body)
-	}
-	var out struct {
-		ID    string `json:"id"`
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal(resp.body, &out); err != nil {
-		return fmt.Errorf("decode response: %w", err)
+	if asJSON || a.output != "" {
+		return a.show(view{value: out, kind: "token"}, asJSON)
 	}
 	fmt.Fprintf(a.stdout, "id:    %s\ntoken: %s\n", out.ID, out.Token)
 	fmt.Fprintln(a.stderr, "the token is shown only once: store it now")
@@ -356,15 +244,7 @@ func (a *app) createToken(cmd *cobra.Command, req tokenRequest, asJSON bool) err
 }
 
 // tokenInfo is a token as GET /api/v1/tokens lists it.
-type tokenInfo struct {
-	ID        string    `json:"id"`
-	Space     string    `json:"space"`
-	Role      string    `json:"role"`
-	Actor     string    `json:"actor"`
-	Types     []string  `json:"types"`
-	Scopes    []string  `json:"scopes"`
-	CreatedAt time.Time `json:"createdAt"`
-}
+type tokenInfo = client.Token
 
 func (a *app) tokensListCommand() *cobra.Command {
 	var asJSON bool
@@ -373,52 +253,38 @@ func (a *app) tokensListCommand() *cobra.Command {
 		Short: "List tokens (never their secrets)",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			body, err := c.getJSON(cmd.Context(), "/api/v1/tokens", nil, nil)
+			toks, err := c.Tokens(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return a.printJSON(body)
-			}
-			toks, err := decodeTokens(body)
-			if err != nil {
-				return err
-			}
-			a.printTokens(toks)
-			return nil
+			return a.show(view{value: map[string]any{"tokens": orEmpty(toks)}, kind: "token", table: tokenTable(toks)}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
 }
 
-// decodeTokens accepts {"tokens": [...]} or a bare array.
-func decodeTokens(body []byte) ([]tokenInfo, error) {
-	var wrapped struct {
-		Tokens []tokenInfo `json:"tokens"`
+// tokenTable is the table of tokens.
+func tokenTable(toks []tokenInfo) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "ID\tSPACE\tROLE\tACTOR\tTYPES\tSCOPES\tCREATED (UTC)"
+		if wide {
+			head += "\tUSER\tAPPLICATION"
+		}
+		fmt.Fprintln(tw, head)
+		for _, t := range toks {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", t.ID, t.Space, t.Role, t.Actor,
+				orDash(strings.Join(t.Types, ",")), orDash(strings.Join(t.Scopes, ",")), t.CreatedAt.UTC().Format("2006-01-02 15:04:05"))
+			if wide {
+				line += "\t" + orDash(t.User) + "\t" + orDash(t.Application)
+			}
+			fmt.Fprintln(tw, line)
+		}
 	}
-	if err := json.Unmarshal(body, &wrapped); err == nil {
-		return wrapped.Tokens, nil
-	}
-	var bare []tokenInfo
-	if err := json.Unmarshal(body, &bare); err != nil {
-		return nil, fmt.Errorf("decode tokens: %w", err)
-	}
-	return bare, nil
-}
-
-func (a *app) printTokens(toks []tokenInfo) {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSPACE\tROLE\tACTOR\tTYPES\tSCOPES\tCREATED (UTC)")
-	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Space, t.Role, t.Actor,
-			orDash(strings.Join(t.Types, ",")), orDash(strings.Join(t.Scopes, ",")), t.CreatedAt.UTC().Format("2006-01-02 15:04:05"))
-	}
-	_ = tw.Flush()
 }
 
 func orDash(s string) string {
@@ -434,11 +300,11 @@ func (a *app) tokensRevokeCommand() *cobra.Command {
 		Short: "Revoke a token",
 		Args:  exactArgs("ID"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			if _, err := c.do(cmd.Context(), request{method: http.MethodDelete, path: "/api/v1/tokens/" + url.PathEscape(args[0])}); err != nil {
+			if err := c.RevokeToken(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "token %s revoked\n", args[0])
@@ -479,19 +345,15 @@ pruned rows.`,
 }
 
 func (a *app) prune(cmd *cobra.Command, through int64, force bool) error {
-	body, err := json.Marshal(map[string]any{"through": through, "force": force})
-	if err != nil {
-		return fmt.Errorf("encode: %w", err)
-	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "prune"), body: body})
+	info, err := c.sp.Prune(cmd.Context(), client.PruneParams{Through: through, Force: force})
 	if err != nil {
 		return err
 	}
-	return a.printJSON(resp.body)
+	return a.show(view{value: info, kind: "space", names: []string{info.Space}}, false)
 }
 
 func (a *app) spacesCommand() *cobra.Command {
@@ -500,7 +362,7 @@ func (a *app) spacesCommand() *cobra.Command {
 		Short: "Create a space (admin)",
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.spaceCall(cmd, http.MethodPut, args[0])
+			return a.spaceCall(cmd, true, args[0])
 		}),
 	}
 	get := &cobra.Command{
@@ -508,20 +370,25 @@ func (a *app) spacesCommand() *cobra.Command {
 		Short: "Print a space's head, horizon, epoch and schema version",
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.spaceCall(cmd, http.MethodGet, args[0])
+			return a.spaceCall(cmd, false, args[0])
 		}),
 	}
 	return group(&cobra.Command{Use: "spaces", Short: "Create and inspect spaces"}, create, get)
 }
 
-func (a *app) spaceCall(cmd *cobra.Command, method, name string) error {
-	c, err := a.client()
+func (a *app) spaceCall(cmd *cobra.Command, create bool, name string) error {
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{method: method, path: spacePath(name)})
+	var info client.SpaceInfo
+	if create {
+		info, _, err = c.CreateSpace(cmd.Context(), name)
+	} else {
+		info, err = c.Space(name).Info(cmd.Context())
+	}
 	if err != nil {
 		return err
 	}
-	return a.printJSON(resp.body)
+	return a.show(view{value: info, kind: "space", names: []string{info.Space}}, false)
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // Backtest chunking.
@@ -27,31 +28,11 @@ type backtestFlags struct {
 }
 
 // backtestSample is one sampled row of a backtest answer.
-type backtestSample struct {
-	Seq      int64  `json:"seq"`
-	EntityID string `json:"entityId"`
-	Type     string `json:"type"`
-	Op       string `json:"op"`
-	Stance   string `json:"stance"`
-	Error    string `json:"error,omitempty"`
-}
+type backtestSample = client.BacktestSample
 
 // backtestResult is the answer of POST .../triggers/{name}/backtest, and
 // the sum of the CLI's chunks.
-type backtestResult struct {
-	Trigger        string           `json:"trigger"`
-	From           int64            `json:"from"`
-	To             int64            `json:"to"`
-	Scanned        int64            `json:"scanned"`
-	Matched        int64            `json:"matched"`
-	NotMatched     int64            `json:"notMatched"`
-	Echo           int64            `json:"echo"`
-	Errors         int64            `json:"errors"`
-	Coalesced      int64            `json:"coalesced"`
-	Samples        []backtestSample `json:"samples"`
-	ProjectedDepth int              `json:"projectedDepth"`
-	Truncated      bool             `json:"truncated"`
-}
+type backtestResult client.BacktestResult
 
 // add sums the chunk r into b, keeping the first samples matches and the
 // first few errors.
@@ -133,19 +114,17 @@ func (a *app) backtest(cmd *cobra.Command, name string, f backtestFlags) error {
 		}
 		def = js
 	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	to := f.to
 	if to == 0 {
-		var sp struct {
-			Head int64 `json:"head"`
-		}
-		if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
+		info, err := c.sp.Info(cmd.Context())
+		if err != nil {
 			return err
 		}
-		to = sp.Head
+		to = info.Head
 	}
 	total := backtestResult{From: f.from, To: f.from, Samples: []backtestSample{}}
 	for lo := f.from; ; {
@@ -153,18 +132,15 @@ func (a *app) backtest(cmd *cobra.Command, name string, f backtestFlags) error {
 		if lo > to {
 			hi = to // the server refuses the range
 		}
-		body, err := json.Marshal(map[string]any{"from": lo, "to": hi, "samples": f.samples, "trigger": def})
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
+		p := client.BacktestParams{From: lo, To: hi, Samples: f.samples}
+		if def != nil {
+			p.Trigger = def
 		}
-		resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "triggers", name, "backtest"), body: body})
+		res, err := c.sp.BacktestTrigger(cmd.Context(), name, p)
 		if err != nil {
 			return err
 		}
-		var r backtestResult
-		if err := json.Unmarshal(resp.body, &r); err != nil {
-			return fmt.Errorf("decode backtest: %w", err)
-		}
+		r := backtestResult(res)
 		total.add(r, f.samples)
 		if to-f.from > f.chunk {
 			fmt.Fprintf(a.stderr, "scanned %d/%d\n", r.To-f.from, to-f.from)
@@ -174,12 +150,8 @@ func (a *app) backtest(cmd *cobra.Command, name string, f backtestFlags) error {
 		}
 		lo = r.To
 	}
-	if f.asJSON {
-		out, err := json.Marshal(total)
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		return a.printJSON(out)
+	if f.asJSON || a.output != "" {
+		return a.show(view{value: total, kind: "trigger", names: []string{name}}, f.asJSON)
 	}
 	return a.printBacktest(total)
 }

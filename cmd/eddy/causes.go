@@ -2,26 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
-// causesAnswer is the answer of GET .../changes/{seq}/causes.
-type causesAnswer struct {
-	Seq   int64       `json:"seq"`
-	Chain []causeLink `json:"chain"`
-}
-
 // causeLink is one row of a causal chain; a pruned link has only a seq.
-type causeLink struct {
-	Seq      int64  `json:"seq"`
-	Depth    int    `json:"depth"`
-	Trigger  string `json:"trigger"`
-	Delivery string `json:"delivery"`
-	Pruned   bool   `json:"pruned"`
-}
+type causeLink = client.Cause
 
 func (a *app) causesCommand() *cobra.Command {
 	var asJSON bool
@@ -48,24 +38,24 @@ admin token or one with the log:read scope.`,
 }
 
 func (a *app) causes(cmd *cobra.Command, seq int64, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	var ans causesAnswer
-	body, err := c.getJSON(cmd.Context(), spacePath(a.space, "changes", strconv.FormatInt(seq, 10), "causes"), nil, &ans)
+	ans, err := c.sp.Causes(cmd.Context(), seq)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(body)
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tDEPTH\tTRIGGER\tDELIVERY\tCAUSE")
+	names := make([]string, len(ans.Chain))
 	for i, l := range ans.Chain {
-		fmt.Fprintln(tw, causeLine(l, i == len(ans.Chain)-1))
+		names[i] = strconv.FormatInt(l.Seq, 10)
 	}
-	return tw.Flush()
+	return a.show(view{value: ans, kind: "change", names: names, table: func(tw io.Writer, _ bool) {
+		fmt.Fprintln(tw, "SEQ\tDEPTH\tTRIGGER\tDELIVERY\tCAUSE")
+		for i, l := range ans.Chain {
+			fmt.Fprintln(tw, causeLine(l, i == len(ans.Chain)-1))
+		}
+	}}, asJSON)
 }
 
 // causeLine is one table line: the link and what caused it.

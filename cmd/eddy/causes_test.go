@@ -14,6 +14,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/causality"
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/server"
 )
 
@@ -99,7 +100,7 @@ func TestCauses(t *testing.T) {
 		}
 	}
 
-	ans := decodeOne[causesAnswer](t, s.run(t, "causes", "2", "--json").ok(t).stdout)
+	ans := decodeOne[client.Causes](t, s.run(t, "causes", "2", "--json").ok(t).stdout)
 	if ans.Seq != 2 || len(ans.Chain) != 2 || ans.Chain[0].Trigger != "stamp" || ans.Chain[1].Depth != 0 {
 		t.Fatalf("--json = %+v", ans)
 	}

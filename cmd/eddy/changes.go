@@ -1,15 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // filterOptions are the row filter flags shared by changes and history.
@@ -32,47 +32,24 @@ func (o *filterOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.entity, "entity", "", "only rows of one entity, as TYPE/ID")
 }
 
-// values returns the filter as query parameters.
-func (o *filterOptions) values() (url.Values, error) {
-	q := url.Values{}
-	for name, vs := range map[string][]string{
-		"types": o.types, "ops": o.ops, "actors": o.actors,
-		"excludeTypes": o.excludeTypes, "excludeOps": o.excludeOps, "excludeActors": o.excludeActors,
-	} {
-		if len(vs) > 0 {
-			q.Set(name, strings.Join(vs, ","))
-		}
-	}
-	if o.q != "" {
-		q.Set("q", o.q)
+// filter returns the flags as a client filter.
+func (o *filterOptions) filter() (client.Filter, error) {
+	f := client.Filter{
+		Types: o.types, Ops: o.ops, Actors: o.actors,
+		ExcludeTypes: o.excludeTypes, ExcludeOps: o.excludeOps, ExcludeActors: o.excludeActors, Q: o.q,
 	}
 	if o.entity != "" {
 		typ, id, ok := strings.Cut(o.entity, "/")
 		if !ok || typ == "" || id == "" {
-			return nil, usagef("--entity %q: want TYPE/ID", o.entity)
+			return client.Filter{}, usagef("--entity %q: want TYPE/ID", o.entity)
 		}
-		q.Set("entityType", typ)
-		q.Set("entityId", id)
+		f.EntityType, f.EntityID = typ, id
 	}
-	return q, nil
+	return f, nil
 }
 
 // row is a wire row as the CLI prints it.
-type row struct {
-	Seq      int64           `json:"seq"`
-	TS       time.Time       `json:"ts"`
-	Actor    string          `json:"actor"`
-	Op       string          `json:"op"`
-	EntityID string          `json:"entityId"`
-	Type     string          `json:"type"`
-	Payload  json.RawMessage `json:"payload"`
-}
-
-// changesPage is a page of GET .../changes, forward or backward.
-type changesPage struct {
-	Changes []row  `json:"changes"`
-	Cursor  *int64 `json:"cursor"`
-}
+type row = client.Row
 
 // pageOptions are the paging and output flags of changes and history.
 type pageOptions struct {
@@ -90,9 +67,11 @@ func (a *app) historyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Page backward through the changelog, newest first",
-		Long: `Page backward through the changelog, newest first. A page may be shorter than
---limit (filters scan a bounded number of rows): only the end of the walk
-ends --all. Prints a table; --json prints the server's pages.`,
+		Long: `Page backward through the changelog, newest first, until --limit rows (default
+100) are shown or the log ends: the server scans a bounded number of rows per
+page, so a filtered page may be short, and the walk keeps asking (a spinner
+on a terminal says it is scanning). --all walks to the end. Prints a table;
+--json prints the server's pages, -o json|yaml|jsonpath=... the rows shown.`,
 		Example: `  eddy history --limit 20
   eddy history --types task --ops put,patch --all
   eddy history --entity task/t1 --json`,
@@ -118,9 +97,11 @@ func (a *app) changesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "changes",
 		Short: "Read the changelog forward from a position",
-		Long: `Read the changelog forward: rows with seq greater than --from, oldest first.
-With --all the pages follow the cursor up to the head. Prints a table;
---json prints the server's pages.`,
+		Long: `Read the changelog forward: rows with seq greater than --from, oldest first,
+until --limit rows (default 100) are shown or the head is reached; short
+filtered pages do not stop the walk (a spinner on a terminal says it is
+scanning). With --all the walk goes on up to the head. Prints a table;
+--json prints the server's pages, -o json|yaml|jsonpath=... the rows shown.`,
 		Example: `  eddy changes --from 0
   eddy changes --from 120 --types task --all`,
 		Args: noArgs,
@@ -139,122 +120,166 @@ With --all the pages follow the cursor up to the head. Prints a table;
 
 func (o *pageOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&o.limit, "limit", 0, "rows per page (0 = the server's default)")
+	f.IntVar(&o.limit, "limit", 0, "rows to show, and per page (0 = the server's default, 100)")
 	f.BoolVar(&o.all, "all", false, "follow the cursor through every page")
 	f.BoolVar(&o.json, "json", false, "print the server's JSON pages instead of a table")
 }
 
+// defaultRows is how many rows history and changes show without
+// --limit (the server's default page size).
+const defaultRows = 100
+
+// walk is one history or changes walk: it pages until it has shown its
+// goal of rows or the log ends.
+type walk struct {
+	a     *app
+	o     pageOptions
+	t     *rowTable
+	spin  *spinner
+	shown int
+}
+
+// goal returns how many more rows the walk wants (-1: all).
+func (w *walk) goal() int {
+	if w.o.all {
+		return -1
+	}
+	n := w.o.limit
+	if n == 0 {
+		n = defaultRows
+	}
+	return n - w.shown
+}
+
+// pageLimit is the limit of the next request.
+func (w *walk) pageLimit() int {
+	if g := w.goal(); g > 0 && (w.o.limit > 0 || g < defaultRows) {
+		return g
+	}
+	return w.o.limit
+}
+
+// take prints a page and reports whether the goal is met.
+func (w *walk) take(page any, rows []row) (bool, error) {
+	w.spin.stop()
+	if err := w.t.page(page, rows); err != nil {
+		return false, err
+	}
+	w.shown += len(rows)
+	return w.goal() == 0, nil
+}
+
+func (a *app) newWalk(o pageOptions) *walk {
+	return &walk{a: a, o: o, t: a.newRowTable(o.json), spin: a.newSpinner()}
+}
+
 // history walks backward from o.pos (0 = the head).
 func (a *app) history(cmd *cobra.Command, o pageOptions, fo filterOptions) error {
-	c, q, err := a.pageSetup(o, fo)
+	c, f, err := a.pageSetup(fo)
 	if err != nil {
 		return err
 	}
+	w := a.newWalk(o)
+	defer w.t.flush()
 	before := o.pos
-	t := a.newRowTable(o.json)
-	defer t.flush()
 	for {
-		q.Set("before", strconv.FormatInt(before, 10))
-		var page changesPage
-		body, err := c.getJSON(cmd.Context(), spacePath(a.space, "changes"), q, &page)
+		page, err := c.sp.History(cmd.Context(), client.HistoryParams{Before: before, Limit: w.pageLimit(), Filter: f})
 		if err != nil {
+			w.spin.stop()
 			return err
 		}
-		if err := t.page(body, page.Changes); err != nil {
+		done, err := w.take(page, page.Changes)
+		if err != nil || page.Cursor == nil {
 			return err
-		}
-		if page.Cursor == nil {
-			return nil
 		}
 		next := *page.Cursor
 		if before != 0 && next >= before {
 			return fmt.Errorf("server cursor %d did not move below %d", next, before)
 		}
-		if !o.all {
-			t.flush()
+		if done {
+			w.t.flush()
 			fmt.Fprintf(a.stderr, "more: next page with --before %d (or --all)\n", next)
 			return nil
 		}
+		w.spin.show(fmt.Sprintf("scanning history: %d rows shown, at seq %d", w.shown, next))
 		before = next
 	}
 }
 
 // changes walks forward from o.pos up to the head.
 func (a *app) changes(cmd *cobra.Command, o pageOptions, fo filterOptions) error {
-	c, q, err := a.pageSetup(o, fo)
+	c, f, err := a.pageSetup(fo)
 	if err != nil {
 		return err
 	}
 	// The walk ends at the head (a short page is not the end: filters
 	// scan a bounded number of rows).
-	var sp struct {
-		Head    int64 `json:"head"`
-		Horizon int64 `json:"horizon"`
-	}
-	if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
+	info, err := c.sp.Info(cmd.Context())
+	if err != nil {
 		return err
 	}
 	// Without --from the walk starts where retained history starts.
 	from := o.pos
 	if !cmd.Flags().Changed("from") {
-		from = sp.Horizon
+		from = info.Horizon
 	}
-	t := a.newRowTable(o.json)
-	defer t.flush()
+	w := a.newWalk(o)
+	defer w.t.flush()
 	for {
-		q.Set("from", strconv.FormatInt(from, 10))
-		var page changesPage
-		body, err := c.getJSON(cmd.Context(), spacePath(a.space, "changes"), q, &page)
+		page, err := c.sp.Changes(cmd.Context(), client.ChangesParams{From: from, Limit: w.pageLimit(), Filter: f})
 		if err != nil {
+			w.spin.stop()
 			return err
 		}
-		if err := t.page(body, page.Changes); err != nil {
+		done, err := w.take(page, page.Changes)
+		if err != nil || page.Cursor <= from || page.Cursor >= info.Head {
 			return err
 		}
-		if page.Cursor == nil || *page.Cursor <= from || *page.Cursor >= sp.Head {
-			return nil
-		}
-		from = *page.Cursor
-		if !o.all {
-			t.flush()
+		from = page.Cursor
+		if done {
+			w.t.flush()
 			fmt.Fprintf(a.stderr, "more: next page with --from %d (or --all)\n", from)
 			return nil
 		}
+		w.spin.show(fmt.Sprintf("scanning changes: %d rows shown, at seq %d of %d", w.shown, from, info.Head))
 	}
 }
 
-// pageSetup returns the client and the base query of a changes page.
-func (a *app) pageSetup(o pageOptions, fo filterOptions) (*client, url.Values, error) {
-	q, err := fo.values()
+// pageSetup returns the connection and the filter of a changes walk.
+func (a *app) pageSetup(fo filterOptions) (*conn, client.Filter, error) {
+	f, err := fo.filter()
 	if err != nil {
-		return nil, nil, err
+		return nil, client.Filter{}, err
 	}
-	if o.limit > 0 {
-		q.Set("limit", strconv.Itoa(o.limit))
-	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
-		return nil, nil, err
+		return nil, client.Filter{}, err
 	}
-	return c, q, nil
+	return c, f, nil
 }
 
-// rowTable prints rows as a table, or pages as JSON.
+// rowTable prints rows as a table, pages as JSON (--json), or, with -o,
+// gathers the rows to print them at the end.
 type rowTable struct {
 	a      *app
 	json   bool
 	tw     *tabwriter.Writer
 	header bool
+	rows   []row // gathered for -o
 }
 
 func (a *app) newRowTable(asJSON bool) *rowTable {
-	return &rowTable{a: a, json: asJSON, tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
+	return &rowTable{a: a, json: asJSON && a.output == "", tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
 }
 
 // page prints one page.
-func (t *rowTable) page(body []byte, rows []row) error {
+func (t *rowTable) page(page any, rows []row) error {
 	if t.json {
-		return t.a.printJSON(body)
+		return t.a.printValue(page)
+	}
+	if t.a.output != "" {
+		t.rows = append(t.rows, rows...)
+		return nil
 	}
 	if !t.header {
 		fmt.Fprintln(t.tw, "SEQ\tTIME (UTC)\tACTOR\tOP\tTYPE\tID\tPAYLOAD")
@@ -267,7 +292,33 @@ func (t *rowTable) page(body []byte, rows []row) error {
 	return nil
 }
 
-func (t *rowTable) flush() { _ = t.tw.Flush() }
+// flush ends the table (with -o: prints the gathered rows, once).
+func (t *rowTable) flush() {
+	if t.a.output != "" && t.rows != nil {
+		rows := t.rows
+		t.rows = nil
+		names := make([]string, len(rows))
+		for i, r := range rows {
+			names[i] = strconv.FormatInt(r.Seq, 10)
+		}
+		if err := t.a.show(view{value: map[string]any{"changes": rows}, kind: "change", names: names, table: t.table(rows)}, false); err != nil {
+			fmt.Fprintf(t.a.stderr, "error: %v\n", err)
+		}
+		return
+	}
+	_ = t.tw.Flush()
+}
+
+// table is the -o wide table of rows.
+func (t *rowTable) table(rows []row) func(io.Writer, bool) {
+	return func(tw io.Writer, _ bool) {
+		fmt.Fprintln(tw, "SEQ\tTIME (UTC)\tACTOR\tOP\tTYPE\tID\tPAYLOAD")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.TS.UTC().Format("2006-01-02 15:04:05.000"),
+				r.Actor, r.Op, r.Type, r.EntityID, string(compact(r.Payload)))
+		}
+	}
+}
 
 // cell shortens s to at most n runes and keeps it on one line.
 func cell(s string, n int) string {
@@ -276,12 +327,6 @@ func cell(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// pullPage is a page of GET .../log.
-type pullPage struct {
-	NextCursor int64 `json:"nextCursor"`
-	HasMore    bool  `json:"hasMore"`
 }
 
 // logOptions are the flags of eddy log.
@@ -317,32 +362,25 @@ changes. Needs an admin token or one with the log:read scope.`,
 }
 
 func (a *app) pull(cmd *cobra.Command, o logOptions) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	after := o.after
 	if !cmd.Flags().Changed("after") {
 		// Without --after the pull starts where retained history starts.
-		var sp struct {
-			Horizon int64 `json:"horizon"`
-		}
-		if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
-			return err
-		}
-		after = sp.Horizon
-	}
-	for {
-		q := url.Values{"after": {strconv.FormatInt(after, 10)}}
-		if o.limit > 0 {
-			q.Set("limit", strconv.Itoa(o.limit))
-		}
-		var page pullPage
-		body, err := c.getJSON(cmd.Context(), spacePath(a.space, "log"), q, &page)
+		info, err := c.sp.Info(cmd.Context())
 		if err != nil {
 			return err
 		}
-		if err := a.printJSON(body); err != nil {
+		after = info.Horizon
+	}
+	for {
+		page, err := c.sp.Pull(cmd.Context(), client.PullParams{After: after, Limit: o.limit})
+		if err != nil {
+			return err
+		}
+		if err := a.show(view{value: page, kind: "change"}, true); err != nil {
 			return err
 		}
 		if !page.HasMore {

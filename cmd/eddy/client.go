@@ -1,139 +1,75 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/client"
 )
 
-// maxResponseBytes bounds a response body the CLI reads.
-const maxResponseBytes = 64 << 20
-
-// client is the CLI's small HTTP client for the eddy API.
-type client struct {
-	base  *url.URL
-	token string
-	http  *http.Client
+// conn is one run's connection to the server: the public Go client, the
+// handle of the space the global flags name, and where the token came
+// from (for error messages).
+type conn struct {
+	*client.Client
+	sp     *client.Space
+	server string
+	source string
 }
 
-// newClient returns a client for the server at base (scheme and host, an
-// optional path prefix) authenticating with token.
-func newClient(base, token string) (*client, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usagef("--server %q: want http(s)://host:port", base)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &client{base: u, token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
-}
-
-// request is one API call.
-type request struct {
-	method string
-	path   string // below the server base, e.g. /api/v1/spaces/default
-	query  url.Values
-	body   []byte
-	ctype  string
-	header http.Header
-}
-
-// response is a successful answer (2xx).
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// do sends r and returns a 2xx response; a non-2xx answer is returned as a
-// *problem.Error (the server's problem object, or one made from the status).
-func (c *client) do(ctx context.Context, r request) (*response, error) {
-	u := *c.base
-	u.Path += r.path
-	u.RawQuery = r.query.Encode()
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
-	}
-	for k, vs := range r.header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	if r.body != nil {
-		ctype := r.ctype
-		if ctype == "" {
-			ctype = "application/json"
-		}
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return nil, fmt.Errorf("read response: %w", err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, decodeProblem(resp.StatusCode, data)
-	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
-}
-
-// getJSON sends a GET and decodes its body into v.
-func (c *client) getJSON(ctx context.Context, path string, q url.Values, v any) ([]byte, error) {
-	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q})
+// connect returns the connection the global flags describe: the server
+// from --server, EDDY_SERVER or the current context, the token found by
+// findToken.
+func (a *app) connect() (*conn, error) {
+	tok, source, err := a.findToken()
 	if err != nil {
 		return nil, err
 	}
-	if v != nil {
-		if err := json.Unmarshal(resp.body, v); err != nil {
-			return nil, fmt.Errorf("decode response: %w", err)
-		}
+	server := a.serverURL()
+	c, err := client.New(server, client.Options{Token: tok, UserAgent: "eddy-cli/" + buildVersion(), Timeout: 60 * time.Second})
+	if err != nil {
+		return nil, usagef("--server %q: want http(s)://host:port", server)
 	}
-	return resp.body, nil
+	a.tokenSource = source
+	return &conn{Client: c, sp: c.Space(a.spaceName()), server: server, source: source}, nil
 }
 
-// decodeProblem turns an error answer into a *problem.Error.
-func decodeProblem(status int, body []byte) error {
-	var env struct {
-		Error *problem.Error `json:"error"`
+// withTokenSource adds where the token came from to an unauthorized or
+// forbidden answer, so a user knows which token the server refused.
+func (a *app) withTokenSource(err error) error {
+	if a.tokenSource == "" {
+		return err
 	}
-	if err := json.Unmarshal(body, &env); err == nil && env.Error != nil && env.Error.Code != "" {
-		return env.Error
+	switch client.CodeOf(err) {
+	case "unauthorized", "forbidden":
+		return &sourcedError{err: err, source: a.tokenSource}
 	}
-	msg := strings.TrimSpace(string(body))
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	return &problem.Error{Code: fmt.Sprintf("http_%d", status), Message: msg}
+	return err
 }
 
-// spacePath returns the API path of a space, with more path segments
-// appended (each escaped).
-func spacePath(space string, segs ...string) string {
-	var b strings.Builder
-	b.WriteString("/api/v1/spaces/")
-	b.WriteString(url.PathEscape(space))
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
-	}
-	return b.String()
+// sourcedError is a refused token's error, naming the token's source.
+type sourcedError struct {
+	err    error
+	source string
+}
+
+func (e *sourcedError) Error() string {
+	return fmt.Sprintf("%v (token from %s)", e.err, e.source)
+}
+
+func (e *sourcedError) Unwrap() error { return e.err }
+
+// problemOf returns the server's problem in err, if there is one.
+func problemOf(err error) (*client.Error, bool) {
+	var pe *client.Error
+	ok := errors.As(err, &pe)
+	return pe, ok
+}
+
+// plainErr shortens the client's stream errors for messages
+// ("client: stream ended" is "stream ended").
+func plainErr(err error) string {
+	return strings.TrimPrefix(err.Error(), "client: ")
 }

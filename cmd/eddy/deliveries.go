@@ -1,38 +1,18 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
-	"text/tabwriter"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // deliveryInfo is a delivery as the server shows it.
-type deliveryInfo struct {
-	ID     string `json:"id"`
-	Seq    int64  `json:"seq"`
-	Entity struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-	} `json:"entity"`
-	Status        string     `json:"status"`
-	Attempts      int        `json:"attempts"`
-	Depth         int        `json:"depth"`
-	LastError     string     `json:"lastError"`
-	NextAttemptAt *time.Time `json:"nextAttemptAt"`
-}
-
-// deliveryPage is a page of GET .../triggers/{name}/deliveries.
-type deliveryPage struct {
-	Deliveries []deliveryInfo `json:"deliveries"`
-	Next       string         `json:"next"`
-}
+type deliveryInfo = client.Delivery
 
 // deliveryListFlags are the options of `eddy deliveries list`.
 type deliveryListFlags struct {
@@ -89,57 +69,54 @@ discarded. One page of --limit deliveries (default 100) unless --all.`,
 
 // listDeliveries prints one page of deliveries, or every page with --all.
 func (a *app) listDeliveries(cmd *cobra.Command, f deliveryListFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	q := url.Values{}
-	if len(f.statuses) > 0 {
-		q.Set("status", strings.Join(f.statuses, ","))
-	}
-	if f.limit > 0 {
-		q.Set("limit", strconv.Itoa(f.limit))
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	defer tw.Flush()
-	after := f.after
-	for first := true; ; first = false {
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page deliveryPage
-		body, err := c.getJSON(cmd.Context(), spacePath(a.space, "triggers", f.trigger, "deliveries"), q, &page)
+	p := client.DeliveriesParams{Status: f.statuses, Limit: f.limit, After: f.after}
+	var all []deliveryInfo
+	for {
+		page, err := c.sp.Deliveries(cmd.Context(), f.trigger, p)
 		if err != nil {
 			return err
 		}
-		if err := a.printDeliveries(tw, body, page, f.asJSON, first); err != nil {
-			return err
+		if f.asJSON && a.output == "" {
+			if err := a.printValue(page); err != nil { // one document per page
+				return err
+			}
 		}
+		all = append(all, page.Deliveries...)
 		if page.Next == "" {
-			return nil
+			break
 		}
 		if !f.all {
-			_ = tw.Flush()
-			fmt.Fprintf(a.stderr, "more: next page with --after %s (or --all)\n", page.Next)
-			return nil
+			defer fmt.Fprintf(a.stderr, "more: next page with --after %s (or --all)\n", page.Next)
+			break
 		}
-		after = page.Next
+		p.After = page.Next
 	}
+	if f.asJSON && a.output == "" {
+		return nil
+	}
+	return a.show(view{value: client.DeliveryPage{Deliveries: orEmpty(all)}, kind: "delivery", table: deliveryTable(all)}, false)
 }
 
-// printDeliveries prints one page: its JSON, or table lines (after the
-// header on the first page).
-func (a *app) printDeliveries(tw *tabwriter.Writer, body []byte, page deliveryPage, asJSON, first bool) error {
-	if asJSON {
-		return a.printJSON(body)
+// deliveryTable is the table of deliveries.
+func deliveryTable(ds []deliveryInfo) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "ID\tSEQ\tENTITY\tSTATUS\tATTEMPTS\tDEPTH\tLAST ERROR\tNEXT ATTEMPT"
+		if wide {
+			head += "\tTRIGGER\tCREATED (UTC)\tUPDATED (UTC)"
+		}
+		fmt.Fprintln(tw, head)
+		for _, d := range ds {
+			line := deliveryLine(d)
+			if wide {
+				line += fmt.Sprintf("\t%s\t%s\t%s", d.Trigger, d.CreatedAt.UTC().Format(time.RFC3339), d.UpdatedAt.UTC().Format(time.RFC3339))
+			}
+			fmt.Fprintln(tw, line)
+		}
 	}
-	if first {
-		fmt.Fprintln(tw, "ID\tSEQ\tENTITY\tSTATUS\tATTEMPTS\tDEPTH\tLAST ERROR\tNEXT ATTEMPT")
-	}
-	for _, d := range page.Deliveries {
-		fmt.Fprintln(tw, deliveryLine(d))
-	}
-	return nil
 }
 
 // deliveryLine is one table line.
@@ -152,6 +129,11 @@ func deliveryLine(d deliveryInfo) string {
 		d.Status, d.Attempts, d.Depth, orDash(cell(d.LastError, 60)), next)
 }
 
+// deliveryOps are the one-delivery operations by name.
+var deliveryOps = map[string]func(*client.Space, context.Context, string) (client.Delivery, error){
+	"retry": (*client.Space).RetryDelivery, "release": (*client.Space).ReleaseDelivery, "discard": (*client.Space).DiscardDelivery,
+}
+
 // deliveryOpCommand is `eddy deliveries retry|release|discard ID`.
 func (a *app) deliveryOpCommand(op, short string) *cobra.Command {
 	var asJSON bool
@@ -160,20 +142,16 @@ func (a *app) deliveryOpCommand(op, short string) *cobra.Command {
 		Short: short,
 		Args:  exactArgs("ID"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "deliveries", args[0], op)})
+			d, err := deliveryOps[op](c.sp, cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return a.printJSON(resp.body)
-			}
-			var d deliveryInfo
-			if err := json.Unmarshal(resp.body, &d); err != nil {
-				return fmt.Errorf("decode delivery: %w", err)
+			if asJSON || a.output != "" {
+				return a.show(view{value: d, kind: "delivery"}, asJSON)
 			}
 			fmt.Fprintf(a.stdout, "delivery %s: %s (attempts %d, seq %d, %s/%s)\n", d.ID, d.Status, d.Attempts, d.Seq, d.Entity.Type, d.Entity.ID)
 			return nil

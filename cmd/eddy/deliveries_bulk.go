@@ -1,38 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // bulkRequest is the body of POST .../deliveries/bulk.
-type bulkRequest struct {
-	Action  string   `json:"action"`
-	Trigger string   `json:"trigger,omitempty"`
-	Status  []string `json:"status,omitempty"`
-	When    string   `json:"when,omitempty"`
-	DryRun  bool     `json:"dryRun,omitempty"`
-	Expect  *int     `json:"expect,omitempty"`
-}
+type bulkRequest = client.BulkParams
 
 // bulkResult is its answer.
-type bulkResult struct {
-	Matched int            `json:"matched"`
-	More    bool           `json:"more"`
-	Done    int            `json:"done"`
-	Skipped int            `json:"skipped"`
-	Sample  []deliveryInfo `json:"sample"`
-	Errors  []struct {
-		ID    string `json:"id"`
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	} `json:"errors"`
-}
+type bulkResult = client.BulkResult
 
 // bulkActions are the actions `eddy deliveries bulk` takes.
 var bulkActions = []string{"retry", "release", "discard"}
@@ -76,27 +57,18 @@ still matches (else nothing is done).`,
 // bulkDeliveries counts the matching deliveries and, with yes, acts on
 // exactly that many.
 func (a *app) bulkDeliveries(cmd *cobra.Command, req bulkRequest, yes, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
+	asJSON = asJSON || a.output != ""
 	post := func(r bulkRequest) (bulkResult, error) {
-		var out bulkResult
-		body, err := json.Marshal(r)
-		if err != nil {
-			return out, fmt.Errorf("encode: %w", err)
-		}
-		resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "deliveries", "bulk"), body: body, ctype: "application/json"})
+		out, err := c.sp.BulkDeliveries(cmd.Context(), r)
 		if err != nil {
 			return out, err
 		}
 		if asJSON {
-			if err := a.printJSON(resp.body); err != nil {
-				return out, err
-			}
-		}
-		if err := json.Unmarshal(resp.body, &out); err != nil {
-			return out, fmt.Errorf("decode answer: %w", err)
+			return out, a.show(view{value: out, kind: "delivery", names: sampleIDs(out.Sample)}, true)
 		}
 		return out, nil
 	}
@@ -120,13 +92,26 @@ func (a *app) bulkDeliveries(cmd *cobra.Command, req bulkRequest, yes, asJSON bo
 	if !asJSON {
 		fmt.Fprintf(a.stdout, "%s: %d done, %d skipped\n", req.Action, done.Done, done.Skipped)
 		for _, e := range done.Errors {
-			fmt.Fprintf(a.stdout, "  skipped %s: %s\n", e.ID, e.Error.Message)
+			msg := "skipped"
+			if e.Error != nil {
+				msg = e.Error.Message
+			}
+			fmt.Fprintf(a.stdout, "  skipped %s: %s\n", e.ID, msg)
 		}
 		if done.More {
 			fmt.Fprintln(a.stderr, "more matched than one request takes: run it again")
 		}
 	}
 	return nil
+}
+
+// sampleIDs are the ids of a dry run's sample, for -o name.
+func sampleIDs(ds []client.Delivery) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
 }
 
 // printBulkCount prints what a dry run counted.

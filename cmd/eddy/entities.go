@@ -2,15 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // writeOptions are the flags shared by put and patch.
@@ -27,15 +28,13 @@ func (o *writeOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "mutation id: a retry with the same key appends nothing (Idempotency-Key)")
 }
 
-func (o *writeOptions) header(cmd *cobra.Command) http.Header {
-	h := http.Header{}
+// options returns the write options the flags set.
+func (o *writeOptions) options(cmd *cobra.Command) client.WriteOptions {
+	wo := client.WriteOptions{IdempotencyKey: o.idempotencyKey}
 	if cmd.Flags().Changed("if-match") {
-		h.Set("If-Match", strconv.FormatInt(o.ifMatch, 10))
+		wo.IfMatch = client.Version(o.ifMatch)
 	}
-	if o.idempotencyKey != "" {
-		h.Set("Idempotency-Key", o.idempotencyKey)
-	}
-	return h
+	return wo
 }
 
 func (a *app) putCommand() *cobra.Command {
@@ -48,7 +47,7 @@ func (a *app) putCommand() *cobra.Command {
   echo '{"title": "x"}' | eddy put task t1 -`,
 		Args: entityWriteArgs,
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.writeEntity(cmd, http.MethodPut, "application/json", args, &o)
+			return a.writeEntity(cmd, (*client.Space).Put, args, &o)
 		}),
 	}
 	o.register(cmd)
@@ -64,7 +63,7 @@ func (a *app) patchCommand() *cobra.Command {
   eddy patch task t1 --if-match 3 '{"status": "done"}'`,
 		Args: entityWriteArgs,
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.writeEntity(cmd, http.MethodPatch, "application/merge-patch+json", args, &o)
+			return a.writeEntity(cmd, (*client.Space).Patch, args, &o)
 		}),
 	}
 	o.register(cmd)
@@ -80,23 +79,36 @@ func entityWriteArgs(cmd *cobra.Command, args []string) error {
 }
 
 // writeEntity sends a put or patch and prints the {receipt, entity} answer.
-func (a *app) writeEntity(cmd *cobra.Command, method, ctype string, args []string, o *writeOptions) error {
+func (a *app) writeEntity(cmd *cobra.Command, write entityWrite, args []string, o *writeOptions) error {
 	body, err := a.readObject(args[2:], o.file)
 	if err != nil {
 		return err
 	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(cmd.Context(), request{
-		method: method, path: spacePath(a.space, "entities", args[0], args[1]),
-		body: body, ctype: ctype, header: o.header(cmd),
-	})
+	res, err := write(c.sp, cmd.Context(), args[0], args[1], json.RawMessage(body), o.options(cmd))
 	if err != nil {
 		return err
 	}
-	return a.printJSON(resp.body)
+	return a.showWrite(res)
+}
+
+// entityWrite is Space.Put or Space.Patch.
+type entityWrite func(s *client.Space, ctx context.Context, typ, id string, body any, opts ...client.WriteOptions) (client.WriteResult, error)
+
+// showWrite prints a write's {receipt, entity} answer.
+func (a *app) showWrite(res client.WriteResult) error {
+	return a.show(view{value: res, kind: "entity", names: entityNames(res.Entity)}, false)
+}
+
+// entityNames is -o name of one record (none after a delete).
+func entityNames(r *client.Record) []string {
+	if r == nil {
+		return []string{}
+	}
+	return []string{r.Type + "/" + r.ID}
 }
 
 // readObject returns the JSON object given as an argument, in a file
@@ -161,17 +173,15 @@ func (a *app) deleteCommand() *cobra.Command {
 		Short: "Delete an entity (it leaves a tombstone in the log)",
 		Args:  exactArgs("TYPE", "ID"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{
-				method: http.MethodDelete, path: spacePath(a.space, "entities", args[0], args[1]), header: o.header(cmd),
-			})
+			res, err := c.sp.Delete(cmd.Context(), args[0], args[1], o.options(cmd))
 			if err != nil {
 				return err
 			}
-			return a.printJSON(resp.body)
+			return a.showWrite(res)
 		}),
 	}
 	cmd.Flags().Int64Var(&o.ifMatch, "if-match", 0, "delete only if the entity's version is this (If-Match)")
@@ -185,15 +195,15 @@ func (a *app) getCommand() *cobra.Command {
 		Short: "Print one entity",
 		Args:  exactArgs("TYPE", "ID"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			body, err := c.getJSON(cmd.Context(), spacePath(a.space, "entities", args[0], args[1]), nil, nil)
+			rec, err := c.sp.Get(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
-			return a.printJSON(body)
+			return a.show(view{value: rec, kind: "entity", names: entityNames(&rec)}, false)
 		}),
 	}
 }
@@ -203,13 +213,6 @@ type listOptions struct {
 	limit int
 	after string
 	all   bool
-}
-
-// listPage is a page of GET .../entities/{type}.
-type listPage struct {
-	Items []json.RawMessage `json:"items"`
-	Head  int64             `json:"head"`
-	Next  string            `json:"next"`
 }
 
 func (a *app) listCommand() *cobra.Command {
@@ -235,33 +238,72 @@ consistent as of one head; with --all the pages follow 'next' until the end.`,
 }
 
 func (a *app) list(cmd *cobra.Command, typ string, o listOptions) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	after := o.after
+	p := client.ListParams{Limit: o.limit, After: o.after}
+	var all []client.Record
 	for {
-		q := url.Values{}
-		if o.limit > 0 {
-			q.Set("limit", strconv.Itoa(o.limit))
-		}
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page listPage
-		if _, err := c.getJSON(cmd.Context(), spacePath(a.space, "entities", typ), q, &page); err != nil {
+		page, err := c.sp.List(cmd.Context(), typ, p)
+		if err != nil {
 			return err
 		}
-		for _, it := range page.Items {
-			fmt.Fprintf(a.stdout, "%s\n", compact(it))
+		if a.output == "" {
+			for _, it := range page.Items {
+				if err := a.printLine(it); err != nil {
+					return err
+				}
+			}
 		}
+		all = append(all, page.Items...)
 		if page.Next == "" {
-			return nil
+			break
 		}
 		if !o.all {
 			fmt.Fprintf(a.stderr, "more: next page with --after %s (or --all)\n", page.Next)
-			return nil
+			break
 		}
-		after = page.Next
+		p.After = page.Next
 	}
+	if a.output == "" {
+		return nil
+	}
+	return a.show(view{value: map[string]any{"items": orEmpty(all)}, kind: "entity", names: recordNames(all), table: recordTable(all)}, false)
+}
+
+// recordNames is -o name of records: TYPE/ID each.
+func recordNames(rs []client.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Type + "/" + r.ID
+	}
+	return out
+}
+
+// recordTable is the -o wide table of records.
+func recordTable(rs []client.Record) func(io.Writer, bool) {
+	return func(w io.Writer, wide bool) {
+		if wide {
+			fmt.Fprintln(w, "TYPE\tID\tVERSION\tUPDATED (UTC)\tPROPERTIES")
+		} else {
+			fmt.Fprintln(w, "TYPE\tID\tVERSION\tPROPERTIES")
+		}
+		for _, r := range rs {
+			props := cell(string(compact(r.Properties)), 72)
+			if wide {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", r.Type, r.ID, r.Version, r.UpdatedAt.UTC().Format("2006-01-02 15:04:05"), string(compact(r.Properties)))
+				continue
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", r.Type, r.ID, r.Version, props)
+		}
+	}
+}
+
+// orEmpty returns s, or an empty slice for nil (so JSON shows []).
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

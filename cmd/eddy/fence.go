@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // Fence timeouts, as the server takes them.
@@ -64,22 +65,16 @@ Exits 0 when done, 1 naming the triggers still waiting when not.`,
 }
 
 func (a *app) fence(cmd *cobra.Command, seq int64, f fenceFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	c.http.Timeout = f.timeout + fenceSlack
-	q := url.Values{"seq": {strconv.FormatInt(seq, 10)}, "timeout": {f.timeout.String()}}
-	if len(f.triggers) > 0 {
-		q.Set("triggers", strings.Join(f.triggers, ","))
-	}
-	var ans fenceAnswer
-	body, err := c.getJSON(cmd.Context(), spacePath(a.space, "fence"), q, &ans)
+	ans, err := c.sp.Fence(cmd.Context(), seq, client.FenceParams{Triggers: f.triggers, Timeout: f.timeout})
 	if err != nil {
 		return err
 	}
-	if f.asJSON {
-		if err := a.printJSON(body); err != nil {
+	if f.asJSON || a.output != "" {
+		if err := a.show(view{value: ans, kind: "change", names: []string{strconv.FormatInt(ans.Seq, 10)}}, f.asJSON); err != nil {
 			return err
 		}
 	} else if ans.Done {

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
+	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 func (a *app) functionsCommand() *cobra.Command {
@@ -21,14 +22,7 @@ func (a *app) functionsCommand() *cobra.Command {
 }
 
 // functionInfo is a function as GET .../functions lists it.
-type functionInfo struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`
-	Writes  []string `json:"writes"`
-	Code    string   `json:"code"`
-	URL     string   `json:"url"`
-	Handler string   `json:"handler"`
-}
+type functionInfo client.Function
 
 func (a *app) functionsListCommand() *cobra.Command {
 	var asJSON bool
@@ -37,26 +31,41 @@ func (a *app) functionsListCommand() *cobra.Command {
 		Short: "List the space's functions",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			body, err := a.getBody(cmd, spacePath(a.space, "functions"))
-			if err != nil || asJSON {
-				return a.printOrFail(body, err)
+			c, err := a.connect()
+			if err != nil {
+				return err
 			}
-			var out struct {
-				Functions []functionInfo `json:"functions"`
+			fs, err := c.sp.Functions(cmd.Context())
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(body, &out); err != nil {
-				return fmt.Errorf("decode functions: %w", err)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tWRITES\tRUNS")
-			for _, f := range out.Functions {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, f.Kind, orDash(strings.Join(f.Writes, ",")), f.runs())
-			}
-			return tw.Flush()
+			return a.show(view{value: map[string]any{"functions": orEmpty(fs)}, kind: "function", table: functionTable(fs)}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
+}
+
+// functionTable is the table of functions.
+func functionTable(fs []client.Function) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "NAME\tKIND\tWRITES\tRUNS"
+		if wide {
+			head += "\tTIMEOUT\tREGISTERED"
+		}
+		fmt.Fprintln(tw, head)
+		for _, f := range fs {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s", f.Name, f.Kind, orDash(strings.Join(f.Writes, ",")), functionInfo(f).runs())
+			if wide {
+				reg := "-"
+				if f.Registered != nil {
+					reg = fmt.Sprint(*f.Registered)
+				}
+				line += "\t" + orDash(f.Timeout) + "\t" + reg
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
 }
 
 // runs summarizes what a function runs: its code's first line (cut
@@ -95,19 +104,15 @@ the request a webhook would be sent (not sent; the signature is not shown).
 			if !cmd.Flags().Changed("seq") {
 				return usagef("missing --seq N")
 			}
-			body, err := json.Marshal(map[string]any{"seq": seq, "trigger": trigger})
-			if err != nil {
-				return fmt.Errorf("encode: %w", err)
-			}
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "functions", args[0], "test"), body: body})
+			res, err := c.sp.TestFunction(cmd.Context(), args[0], client.TestParams{Seq: seq, Trigger: trigger})
 			if err != nil {
 				return err
 			}
-			return a.printJSON(resp.body)
+			return a.show(view{value: res, kind: "function", names: []string{args[0]}}, false)
 		}),
 	}
 	cmd.Flags().Int64Var(&seq, "seq", 0, "the seq of the row to run on")
@@ -122,9 +127,30 @@ func (a *app) definitionGetCommand(collection, kind string) *cobra.Command {
 		Short: "Print a " + kind + " definition",
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.printOrFail(a.getBody(cmd, spacePath(a.space, collection, args[0])))
+			c, err := a.connect()
+			if err != nil {
+				return err
+			}
+			def, err := getDefinition(cmd.Context(), c.sp, collection, args[0])
+			if err != nil {
+				return err
+			}
+			return a.show(view{value: def, kind: kind, names: []string{args[0]}, table: listRow(def), wideOnly: true}, false)
 		}),
 	}
+}
+
+// listRow is the row of one definition in its list's table (-o wide).
+func listRow(def any) func(io.Writer, bool) {
+	switch d := def.(type) {
+	case client.Function:
+		return functionTable([]client.Function{d})
+	case client.TriggerInfo:
+		return triggerTable([]client.Trigger{d.Trigger})
+	case client.ViewDefinition:
+		return viewTable([]client.ViewDefinition{d})
+	}
+	return nil
 }
 
 // definitionDeleteCommand is `eddy functions|triggers delete NAME`.
@@ -138,11 +164,11 @@ func (a *app) definitionDeleteCommand(collection, kind, note string) *cobra.Comm
 		Short: short,
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			if _, err := c.do(cmd.Context(), request{method: http.MethodDelete, path: spacePath(a.space, collection, args[0])}); err != nil {
+			if err := deleteDefinition(cmd.Context(), c.sp, collection, args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "%s %s deleted\n", kind, args[0])
@@ -151,19 +177,33 @@ func (a *app) definitionDeleteCommand(collection, kind, note string) *cobra.Comm
 	}
 }
 
-// getBody GETs path and returns the answer's body.
-func (a *app) getBody(cmd *cobra.Command, path string) ([]byte, error) {
-	c, err := a.client()
-	if err != nil {
-		return nil, err
+// getDefinition reads one definition of a collection (types,
+// functions, triggers or views).
+func getDefinition(ctx context.Context, sp *client.Space, collection, name string) (any, error) {
+	switch collection {
+	case "types":
+		return sp.GetType(ctx, name)
+	case "functions":
+		return sp.GetFunction(ctx, name)
+	case "triggers":
+		return sp.GetTrigger(ctx, name)
+	case "views":
+		return sp.View(name).Get(ctx)
 	}
-	return c.getJSON(cmd.Context(), path, nil, nil)
+	return nil, fmt.Errorf("unknown collection %q", collection)
 }
 
-// printOrFail prints body as indented JSON unless err is set.
-func (a *app) printOrFail(body []byte, err error) error {
-	if err != nil {
-		return err
+// deleteDefinition deletes one definition of a collection.
+func deleteDefinition(ctx context.Context, sp *client.Space, collection, name string) error {
+	switch collection {
+	case "types":
+		return sp.DeleteType(ctx, name)
+	case "functions":
+		return sp.DeleteFunction(ctx, name)
+	case "triggers":
+		return sp.DeleteTrigger(ctx, name)
+	case "views":
+		return sp.View(name).Delete(ctx)
 	}
-	return a.printJSON(body)
+	return fmt.Errorf("unknown collection %q", collection)
 }

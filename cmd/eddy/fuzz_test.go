@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-
-	"github.com/eddy-run/eddy/problem"
 )
 
 // FuzzParseTypesDocument feeds arbitrary files to `eddy types apply`: it
@@ -39,21 +37,6 @@ func FuzzParseTypesDocument(f *testing.F) {
 			if err := json.Unmarshal(bytes.TrimSpace(def), &m); err != nil {
 				t.Fatalf("type %q: definition %s is not a JSON object: %v", name, def, err)
 			}
-		}
-	})
-}
-
-// FuzzDecodeProblem feeds arbitrary error bodies to the client: it always
-// yields a problem with a code.
-func FuzzDecodeProblem(f *testing.F) {
-	f.Add(400, []byte(`{"error": {"code": "bad_request", "message": "x"}}`))
-	f.Add(502, []byte("<html>bad gateway</html>"))
-	f.Add(500, []byte(`{"error": null}`))
-	f.Add(404, []byte{})
-	f.Fuzz(func(t *testing.T, status int, body []byte) {
-		var pe *problem.Error
-		if err := decodeProblem(status, body); !errors.As(err, &pe) || pe.Code == "" {
-			t.Fatalf("decodeProblem(%d, %q) = %v", status, body, err)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asEddyEnv) == "1" {
+		// TestDocs runs this binary as eddy (serve and the CLI).
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -77,7 +82,7 @@ func (s *testServer) runWith(t *testing.T, o cliOptions, args ...string) result 
 	var stdout, stderr bytes.Buffer
 	a := &app{
 		stdout: &stdout, stderr: &stderr, stdin: strings.NewReader(o.stdin),
-		getenv: func(k string) string { return o.env[k] },
+		getenv: hermeticEnv(o.env),
 	}
 	full := append([]string{"--server", s.url, "--data", s.dir}, args...)
 	code := a.run(context.Background(), full)
@@ -139,4 +144,16 @@ func tableRows(out string) []string {
 		return nil
 	}
 	return lines[1:]
+}
+
+// hermeticEnv is an environment of env alone, with EDDY_CONFIG pointing
+// at a file that does not exist unless env names one: no test reads the
+// user's own contexts.
+func hermeticEnv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != "EDDY_CONFIG" {
+			return v
+		}
+		return filepath.Join(os.TempDir(), "eddy-test-no-config", "config.yaml")
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/eddy-run/eddy/journal"
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -40,7 +38,15 @@ func (a *app) journalCapabilitiesCommand() *cobra.Command {
 		Short: "Print the safe window, the retention and the page limit (JSON)",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.printOrFail(a.getBody(cmd, spacePath(a.space, "journal", "capabilities")))
+			c, err := a.connect()
+			if err != nil {
+				return err
+			}
+			caps, err := c.sp.JournalCapabilities(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.show(view{value: caps, kind: "journal"}, false)
 		}),
 	}
 }
@@ -51,23 +57,17 @@ func (a *app) journalSessionCommand() *cobra.Command {
 		Short: "Create a session: print its sessionId, cursor, cursorExpiresAt and fetchToken (JSON)",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			body, err := a.journalSession(cmd.Context())
-			return a.printOrFail(body, err)
+			c, err := a.connect()
+			if err != nil {
+				return err
+			}
+			ses, err := c.sp.JournalSession(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.show(view{value: ses, kind: "session", names: []string{ses.SessionID}}, false)
 		}),
 	}
-}
-
-// journalSession creates a session and returns the server's answer.
-func (a *app) journalSession(ctx context.Context) ([]byte, error) {
-	c, err := a.client()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: spacePath(a.space, "journal", "sessions"), body: []byte(`{}`)})
-	if err != nil {
-		return nil, err
-	}
-	return resp.body, nil
 }
 
 // journalReadOptions are the flags of eddy journal read.
@@ -116,18 +116,14 @@ func (a *app) journalRead(ctx context.Context, o journalReadOptions) error {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	if o.cursor == "" {
-		body, err := a.journalSession(ctx)
+		ses, err := c.sp.JournalSession(ctx)
 		if err != nil {
 			return err
-		}
-		var ses journal.Session
-		if err := json.Unmarshal(body, &ses); err != nil {
-			return fmt.Errorf("decode session: %w", err)
 		}
 		o.cursor = ses.Cursor
 	}
@@ -145,19 +141,14 @@ func (a *app) journalRead(ctx context.Context, o journalReadOptions) error {
 
 // journalPages reads while hasMore (and, following, forever) and returns
 // the last cursor it stood at.
-func (a *app) journalPages(ctx context.Context, c *client, o journalReadOptions) (string, error) {
+func (a *app) journalPages(ctx context.Context, c *conn, o journalReadOptions) (string, error) {
 	cur := o.cursor
 	for {
-		q := url.Values{"cursor": {cur}}
-		if o.limit > 0 {
-			q.Set("limit", strconv.Itoa(o.limit))
-		}
-		var p journal.Page
-		body, err := c.getJSON(ctx, spacePath(a.space, "journal"), q, &p)
+		p, err := c.sp.Journal(ctx, cur, o.limit)
 		if err != nil {
 			return cur, err
 		}
-		a.printJournalPage(body, &p, o.asJSON)
+		a.printJournalPage(&p, o.asJSON)
 		cur = p.NextCursor
 		if p.HasMore {
 			continue
@@ -173,9 +164,9 @@ func (a *app) journalPages(ctx context.Context, c *client, o journalReadOptions)
 	}
 }
 
-func (a *app) printJournalPage(body []byte, p *journal.Page, asJSON bool) {
+func (a *app) printJournalPage(p *client.JournalPage, asJSON bool) {
 	if asJSON {
-		fmt.Fprintln(a.stdout, strings.TrimSpace(string(compact(body))))
+		_ = a.printLine(p)
 		return
 	}
 	for _, r := range p.Records {
@@ -217,21 +208,14 @@ printing "TYPE/ID VERSION PROPERTIES" per entity (--json: one record per line).`
 }
 
 func (a *app) journalFetch(ctx context.Context, token string, limit int, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	after := ""
 	for {
-		q := url.Values{"token": {token}}
-		if after != "" {
-			q.Set("after", after)
-		}
-		if limit > 0 {
-			q.Set("limit", strconv.Itoa(limit))
-		}
-		var p journal.FetchPage
-		if _, err := c.getJSON(ctx, spacePath(a.space, "journal", "fetch"), q, &p); err != nil {
+		p, err := c.sp.JournalFetch(ctx, token, after, limit)
+		if err != nil {
 			return err
 		}
 		for _, r := range p.Records {
@@ -272,26 +256,19 @@ func (a *app) journalStateCommand() *cobra.Command {
 }
 
 func (a *app) journalState(ctx context.Context, ids []store.EntityKey, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"ids": ids})
-	if err != nil {
-		return fmt.Errorf("encode: %w", err)
-	}
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: spacePath(a.space, "journal", "state"), body: body})
+	results, err := c.sp.JournalState(ctx, ids)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(resp.body)
-	}
-	var out struct {
-		Results []journal.StateResult `json:"results"`
-	}
-	if err := json.Unmarshal(resp.body, &out); err != nil {
-		return fmt.Errorf("decode state: %w", err)
+	out := struct {
+		Results []client.JournalState `json:"results"`
+	}{orEmpty(results)}
+	if asJSON || a.output != "" {
+		return a.show(view{value: out, kind: "entity"}, asJSON)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TYPE\tID\tSTATE\tVERSION")

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/eddy-run/eddy/problem"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -44,6 +42,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	err = a.withTokenSource(err)
 	a.printError(err)
 	return exitCode(err)
 }
@@ -71,8 +70,7 @@ func exitCode(err error) int {
 // "error: <message>".
 func (a *app) printError(err error) {
 	fmt.Fprintf(a.stderr, "error: %v\n", err)
-	var pe *problem.Error
-	if errors.As(err, &pe) && len(pe.Details) > 0 {
+	if pe, ok := problemOf(err); ok && len(pe.Details) > 0 {
 		if d, jerr := json.Marshal(pe.Details); jerr == nil {
 			fmt.Fprintf(a.stderr, "details: %s\n", d)
 		}

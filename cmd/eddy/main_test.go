@@ -192,7 +192,7 @@ func TestChangesForward(t *testing.T) {
 
 	out := s.run(t, "changes", "--from", "1", "--limit", "2", "--all", "--json").ok(t).stdout
 	var got []int64
-	for _, p := range decodeAll[changesPage](t, out) {
+	for _, p := range decodeAll[historyPage](t, out) {
 		got = append(got, seqs(p.Changes)...)
 	}
 	if fmt.Sprint(got) != "[2 3 4]" {
@@ -290,6 +290,13 @@ func TestTokens(t *testing.T) {
 	s.runWith(t, reader, "history").fails(t, exitError, "error: unauthorized: ")
 	s.run(t, "tokens", "revoke", id).fails(t, exitError, "error: not_found: ")
 	s.run(t, "tokens", "create", "--role", "superuser").fails(t, exitError, "error: bad_request: ")
+
+	// A journal client's token acts for a user of an application.
+	r = s.run(t, "tokens", "create", "--role", "reader", "--user", "u1", "--application", "mail-app", "--json").ok(t)
+	if !strings.Contains(r.stdout, `"token"`) {
+		t.Fatalf("journal token: %s", r.stdout)
+	}
+	s.run(t, "tokens", "create", "--role", "reader", "--application", "mail-app").fails(t, exitError, "error: bad_request: ")
 }
 
 // tokenFields reads the id and secret eddy tokens create prints.

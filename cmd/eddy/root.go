@@ -30,6 +30,18 @@ type app struct {
 	data   string
 	token  string
 	space  string
+	output string
+
+	// contextFlag is --context; ctx is the context in use, loaded once.
+	contextFlag string
+	ctxLoaded   bool
+	ctx         cliContext
+	ctxName     string
+	ctxErr      error
+
+	// tokenSource says where the token of this run came from ("--token",
+	// "EDDY_TOKEN", a file's path), set once connect resolved it.
+	tokenSource string
 }
 
 // rootCommand builds the command tree.
@@ -40,20 +52,26 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `eddy keeps entities and, in the same transaction as every write, appends one
 row to a gapless per-space changelog. 'eddy serve' runs the server; the other
 commands talk to a running server over HTTP.`,
-		Version:       version,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetIn(a.stdin)
+	root.SetVersionTemplate("eddy {{.Version}}\n")
+	// Commands read a.space and a.server: resolve them once the flags are
+	// parsed (the flag, the environment, the context's, or the default).
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.space, a.server = a.spaceName(), a.serverURL() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.data, "data", eddy.DefaultDataDir, "data directory (serve keeps its files there; clients read "+tokenFile+" from it)")
-	pf.StringVar(&a.server, "server", envOr(a.getenv, "EDDY_SERVER", defaultServer), "server URL (env EDDY_SERVER)")
+	pf.StringVar(&a.server, "server", "", "server URL (default: env EDDY_SERVER, else "+defaultServer+")")
 	pf.StringVar(&a.token, "token", "", "API token (default: env EDDY_TOKEN, else <data>/"+tokenFile+")")
-	pf.StringVar(&a.space, "space", eddy.DefaultSpace, "space to work in")
+	pf.StringVar(&a.contextFlag, "context", "", "context to use (default: env EDDY_CONTEXT, else the config's current context)")
+	pf.StringVarP(&a.output, "output", "o", "", "output of commands that print resources: json, yaml, wide, name or jsonpath=TEMPLATE")
+	pf.StringVar(&a.space, "space", "", "space to work in (default: env EDDY_SPACE, else "+eddy.DefaultSpace+")")
 
 	root.AddCommand(
 		a.serveCommand(),
@@ -61,8 +79,12 @@ commands talk to a running server over HTTP.`,
 		a.changesCommand(), a.historyCommand(), a.logCommand(), a.watchCommand(),
 		a.causesCommand(), a.stancesCommand(), a.fenceCommand(),
 		a.typesCommand(), a.applyCommand(), a.functionsCommand(), a.triggersCommand(), a.deliveriesCommand(), a.viewsCommand(), a.journalCommand(),
-		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(),
+		a.tokensCommand(), a.pruneCommand(), a.spacesCommand(), a.syncCommand(),
 	)
+	// Config in git, contexts and the version (kept apart from the list
+	// above so commands added there merge cleanly).
+	root.AddCommand(a.diffCommand(), a.exportCommand(), a.configCommand(), a.versionCommand())
+	a.addCompletions(root)
 	return root
 }
 
@@ -74,29 +96,82 @@ func envOr(getenv func(string) string, name, def string) string {
 	return def
 }
 
-// client returns an API client for the global flags, finding the token in
-// --token, EDDY_TOKEN or <data>/admin.token, in that order.
-func (a *app) client() (*client, error) {
-	tok, err := a.resolveToken()
-	if err != nil {
-		return nil, err
+// serverURL is the server of this run: --server, else EDDY_SERVER, else
+// the context's, else the default.
+func (a *app) serverURL() string {
+	if a.server != "" {
+		return a.server
 	}
-	return newClient(a.server, tok)
+	c, _, _ := a.currentContext()
+	return envOr(a.getenv, "EDDY_SERVER", cmpOr(c.Server, defaultServer))
 }
 
+// spaceName is the space of this run: --space, else EDDY_SPACE, else the
+// context's, else the default space.
+func (a *app) spaceName() string {
+	if a.space != "" {
+		return a.space
+	}
+	c, _, _ := a.currentContext()
+	return envOr(a.getenv, "EDDY_SPACE", cmpOr(c.Space, eddy.DefaultSpace))
+}
+
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// resolveToken finds the token the way connect does (see findToken).
 func (a *app) resolveToken() (string, error) {
+	tok, _, err := a.findToken()
+	return tok, err
+}
+
+// findToken finds the token in --token, EDDY_TOKEN, the context's
+// token file or <data>/admin.token, in that order, and says which it
+// used.
+func (a *app) findToken() (token, source string, err error) {
 	if a.token != "" {
-		return a.token, nil
+		return a.token, "--token", nil
 	}
 	if t := a.getenv("EDDY_TOKEN"); t != "" {
-		return t, nil
+		return t, "EDDY_TOKEN", nil
+	}
+	c, name, err := a.currentContext()
+	if err != nil {
+		return "", "", err
+	}
+	if c.TokenFile != "" {
+		tok, err := readTokenFile(c.TokenFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", usagef("no token: context %s names %s, which does not exist", name, c.TokenFile)
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return tok, "context " + name + " (" + c.TokenFile + ")", nil
 	}
 	path := filepath.Join(a.data, tokenFile)
-	b, err := os.ReadFile(path)
+	tok, err := readTokenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", usagef("no token: set EDDY_TOKEN, pass --token, or point --data at a directory holding %s (eddy serve creates it)", tokenFile)
+		return "", "", usagef("no token: set EDDY_TOKEN, pass --token, use a context with a token file (eddy config set-context), or point --data at a directory holding %s (eddy serve creates it)", tokenFile)
 	}
 	if err != nil {
+		return "", "", err
+	}
+	return tok, path, nil
+}
+
+// readTokenFile reads a token file (its first line, trimmed).
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
 		return "", fmt.Errorf("read token: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))

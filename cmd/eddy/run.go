@@ -1,25 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-// runResult is the answer of POST .../triggers/{name}/run.
-type runResult struct {
-	Trigger  string `json:"trigger"`
-	Delivery string `json:"delivery"`
-	Seq      int64  `json:"seq"`
-	Depth    int    `json:"depth"`
-	Receipts []struct {
-		Status string `json:"status"`
-		Seq    int64  `json:"seq"`
-	} `json:"receipts"`
-}
+	"github.com/eddy-run/eddy/client"
+)
 
 func (a *app) triggersRunCommand() *cobra.Command {
 	var entity string
@@ -48,24 +36,16 @@ delivery id, the depth and each write's status and seq.`,
 
 // runTrigger asks the server to run the trigger name once on typ/id.
 func (a *app) runTrigger(cmd *cobra.Command, name, typ, id string, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"entity": map[string]string{"type": typ, "id": id}})
-	if err != nil {
-		return fmt.Errorf("encode: %w", err)
-	}
-	resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "triggers", name, "run"), body: body})
+	r, err := c.sp.RunTrigger(cmd.Context(), name, client.EntityKey{Type: typ, ID: id})
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(resp.body)
-	}
-	var r runResult
-	if err := json.Unmarshal(resp.body, &r); err != nil {
-		return fmt.Errorf("decode run: %w", err)
+	if asJSON || a.output != "" {
+		return a.show(view{value: r, kind: "delivery", names: []string{r.Delivery}}, asJSON)
 	}
 	fmt.Fprintf(a.stdout, "delivery %s (trigger %s, caused by seq %d, depth %d)\n", r.Delivery, r.Trigger, r.Seq, r.Depth)
 	if len(r.Receipts) == 0 {

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 func TestTriggersRun(t *testing.T) {
@@ -28,7 +30,7 @@ triggers:
 		!strings.HasSuffix(lines[0], "(trigger mark, caused by seq 1, depth 1)") || strings.TrimSpace(lines[1]) != "0: applied seq 2" {
 		t.Fatalf("run:\n%s", r.stdout)
 	}
-	got := decodeOne[runResult](t, s.run(t, "triggers", "run", "quiet", "--entity", "task/a", "--json").ok(t).stdout)
+	got := decodeOne[client.RunResult](t, s.run(t, "triggers", "run", "quiet", "--entity", "task/a", "--json").ok(t).stdout)
 	if got.Trigger != "quiet" || got.Seq != 2 || got.Depth != 2 || len(got.Receipts) != 0 || !strings.HasPrefix(got.Delivery, "run_") {
 		t.Fatalf("quiet = %+v", got)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/logbuf"
 	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/telemetry"
@@ -40,14 +42,19 @@ type serveOptions struct {
 	clientRetention time.Duration
 
 	safeWindowSeconds    float64
-	journalRetentionDays int
+	journalRetentionDays float64
+
+	durability string
 
 	noTriggers   bool
 	leaseTTL     time.Duration
 	triggerPoll  time.Duration
 	triggerBatch int
 
-	ops opsOptions
+	ops    opsOptions
+	limits limitOptions
+
+	webhookAllow, webhookDeny []string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -109,12 +116,16 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.DurationVar(&o.viewSessionTTL, "bootstrap-retry-window", views.DefaultSessionTTL, "how long a frozen view bootstrap session keeps its pages for retries; later retries answer bootstrap_session_expired")
 	f.DurationVar(&o.clientRetention, "client-retention", changelog.DefaultClientRetention, "how long a push client idle since its last ordinal is kept; later pushes of its id are gaps")
 	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
-	f.IntVar(&o.journalRetentionDays, "journal-retention-days", int(journal.DefaultRetention.Hours()/24), "how long a journal session's cursors are accepted, from its creation (published as journalRetentionDays)")
+	f.Float64Var(&o.journalRetentionDays, "journal-retention-days", journal.DefaultRetention.Hours()/24, "how long a journal session's cursors are accepted, from its creation, in days (fractions allowed; published as journalRetentionDays)")
+	f.StringVar(&o.durability, "durability", eddy.DurabilityStrict, "strict: a write is acknowledged once on disk; relaxed: SQLite synchronous=NORMAL / PostgreSQL synchronous_commit=off, a power loss may lose the last moments of acknowledged writes, never corrupts or reorders")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
 	f.IntVar(&o.triggerBatch, "trigger-batch", engine.DefaultBatch, "rows judged per evaluation transaction")
 	o.ops.bind(cmd)
+	o.limits.bind(f)
+	f.StringSliceVar(&o.webhookAllow, "webhook-allow", nil, "webhook destinations allowed (CIDRs, addresses, host names, *.domain; repeat or comma-separate); default: all but the denied")
+	f.StringSliceVar(&o.webhookDeny, "webhook-deny", nil, "webhook destinations denied besides link-local and cloud metadata addresses, which are always denied")
 }
 
 // validate checks the flag values a usage error must reject.
@@ -122,14 +133,16 @@ func (o *serveOptions) validate() error {
 	switch {
 	case o.heartbeat <= 0:
 		return usagef("--heartbeat must be positive")
+	case o.durability != eddy.DurabilityStrict && o.durability != eddy.DurabilityRelaxed:
+		return usagef("--durability must be strict or relaxed")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.clientRetention <= 0:
 		return usagef("--client-retention must be positive")
 	case o.safeWindowSeconds <= 0 || o.safeWindowSeconds > 3600:
 		return usagef("--safe-window-seconds must be above 0 and at most 3600")
-	case o.journalRetentionDays < 1 || o.journalRetentionDays > 3650:
-		return usagef("--journal-retention-days must be between 1 and 3650")
+	case o.journalRetentionDays <= 0 || o.journalRetentionDays > 3650:
+		return usagef("--journal-retention-days must be above 0 and at most 3650")
 	case o.retainAge < 0:
 		return usagef("--retain-age must not be negative")
 	case o.retainRows < 0:
@@ -143,7 +156,13 @@ func (o *serveOptions) validate() error {
 	case o.triggerBatch < 1 || o.triggerBatch > 100_000:
 		return usagef("--trigger-batch must be between 1 and 100000")
 	}
-	return o.ops.validate()
+	if _, err := functions.NewEgress(o.webhookAllow, o.webhookDeny); err != nil {
+		return usagef("--webhook-allow/--webhook-deny: %v", err)
+	}
+	if err := o.ops.validate(); err != nil {
+		return err
+	}
+	return o.limits.validate()
 }
 
 // config is the eddy.Config the options select.
@@ -152,10 +171,14 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 		Retention:         changelog.Retention{MaxAge: o.retainAge, MaxRows: o.retainRows},
 		HousekeepInterval: o.housekeepInterval,
 		NoEngine:          o.noTriggers,
+		Durability:        o.durability,
+		WebhookAllow:      o.webhookAllow,
+		WebhookDeny:       o.webhookDeny,
 		ViewSessionTTL:    o.viewSessionTTL,
+		Watch:             o.limits.watch(),
 		ClientRetention:   o.clientRetention,
 		JournalSafeWindow: time.Duration(o.safeWindowSeconds * float64(time.Second)),
-		JournalRetention:  time.Duration(o.journalRetentionDays) * 24 * time.Hour,
+		JournalRetention:  time.Duration(o.journalRetentionDays * float64(24*time.Hour)),
 		Engine:            engine.Options{LeaseTTL: o.leaseTTL, Poll: o.triggerPoll, Batch: o.triggerBatch}}
 }
 
@@ -165,7 +188,12 @@ func (o *serveOptions) config(data string, logger *slog.Logger) eddy.Config {
 func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := o.ops.newLogger(a.stderr)
+	// The log goes out in batches (one write per ~100 ms of access log
+	// lines, not one per request); WARN and above at once.
+	out := logbuf.New(a.stderr, 64<<10, 100*time.Millisecond)
+	defer out.Close()
+	logger := o.ops.newLogger(out)
+	logger = slog.New(logbuf.NewHandler(logger.Handler(), out))
 	tracing, err := telemetry.StartTracing(ctx, a.getenv, version)
 	if err != nil {
 		return usagef("%v", err)
@@ -177,13 +205,14 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	}()
 
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	raw, err := lc.Listen(ctx, "tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln := server.Listen(raw, o.limits.conns())
 	var h swapHandler
 	h.set(server.Starting(logger, "migrations are running"))
-	srv := &http.Server{Handler: &h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := server.HTTPServer(&h, o.limits.conns(), slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("starting: probes answer on http://"+ln.Addr().String()+" (/readyz is 503 until ready)", "addr", ln.Addr().String(), "traces", tracing.Exporting)
@@ -200,8 +229,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	if err := a.bootstrapAdmin(ctx, e, logger); err != nil {
 		return errors.Join(err, closeNow(srv, served))
 	}
-	h.set(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Views: e.Views(), Journal: e.Journal(), Engine: e.Engine(), Logger: logger, Version: version, Metrics: e.Telemetry(),
-		CORSOrigins: o.ops.corsOrigins}).Handler())
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version, cfg.CORSOrigins, cfg.WhenBudget = logger, version, o.ops.corsOrigins, o.limits.whenBudget()
+	h.set(server.New(cfg).Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {

@@ -115,12 +115,37 @@ func TestServeJournalFlags(t *testing.T) {
 	if cfg, err := parse(); err != nil || cfg.JournalSafeWindow != 2*time.Second || cfg.JournalRetention != 30*24*time.Hour {
 		t.Fatalf("defaults: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
 	}
-	if cfg, err := parse("--safe-window-seconds=0.5", "--journal-retention-days=7"); err != nil || cfg.JournalSafeWindow != 500*time.Millisecond || cfg.JournalRetention != 7*24*time.Hour {
+	if cfg, err := parse("--safe-window-seconds=0.5", "--journal-retention-days=0.5"); err != nil || cfg.JournalSafeWindow != 500*time.Millisecond || cfg.JournalRetention != 12*time.Hour {
 		t.Fatalf("set: %v %v %v", cfg.JournalSafeWindow, cfg.JournalRetention, err)
 	}
 	for _, bad := range [][]string{{"--safe-window-seconds=0"}, {"--journal-retention-days=0"}} {
 		if _, err := parse(bad...); err == nil {
 			t.Errorf("%v: no usage error", bad)
+		}
+	}
+}
+
+// TestServeDurabilityFlag: --durability is strict by default, relaxed on
+// request, and anything else a usage error.
+func TestServeDurabilityFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+		ok   bool
+	}{{nil, eddy.DurabilityStrict, true}, {[]string{"--durability", "relaxed"}, eddy.DurabilityRelaxed, true}, {[]string{"--durability=fast"}, "", false}} {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, func(string) string { return "" })
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.validate()
+		if (err == nil) != tc.ok {
+			t.Fatalf("%v: validate = %v", tc.args, err)
+		}
+		if tc.ok && o.config("d", nil).Durability != tc.want {
+			t.Errorf("%v: durability %q, want %q", tc.args, o.config("d", nil).Durability, tc.want)
 		}
 	}
 }

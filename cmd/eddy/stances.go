@@ -2,29 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
-// stancesAnswer is the answer of GET .../changes/{seq}/stances.
-type stancesAnswer struct {
-	Seq     int64        `json:"seq"`
-	Stances []stanceInfo `json:"stances"`
-}
-
 // stanceInfo is one trigger's stance on a row.
-type stanceInfo struct {
-	Trigger  string `json:"trigger"`
-	Stance   string `json:"stance"`
-	Delivery *struct {
-		ID       string `json:"id"`
-		Status   string `json:"status"`
-		Attempts int    `json:"attempts"`
-	} `json:"delivery"`
-	Error string `json:"error"`
-}
+type stanceInfo = client.Stance
 
 func (a *app) stancesCommand() *cobra.Command {
 	var asJSON bool
@@ -51,24 +38,24 @@ attempts).`,
 }
 
 func (a *app) stances(cmd *cobra.Command, seq int64, asJSON bool) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	var ans stancesAnswer
-	body, err := c.getJSON(cmd.Context(), spacePath(a.space, "changes", strconv.FormatInt(seq, 10), "stances"), nil, &ans)
+	ans, err := c.sp.Stances(cmd.Context(), seq)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(body)
+	names := make([]string, len(ans.Stances))
+	for i, s := range ans.Stances {
+		names[i] = s.Trigger
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRIGGER\tSTANCE\tDELIVERY\tSTATUS\tATTEMPTS\tERROR")
-	for _, s := range ans.Stances {
-		fmt.Fprintln(tw, stanceLine(s))
-	}
-	return tw.Flush()
+	return a.show(view{value: ans, kind: "trigger", names: names, table: func(tw io.Writer, _ bool) {
+		fmt.Fprintln(tw, "TRIGGER\tSTANCE\tDELIVERY\tSTATUS\tATTEMPTS\tERROR")
+		for _, s := range ans.Stances {
+			fmt.Fprintln(tw, stanceLine(s))
+		}
+	}}, asJSON)
 }
 
 // stanceLine is one table line.

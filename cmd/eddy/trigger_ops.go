@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 // replayPoll is how often `eddy triggers replay` polls the trigger's
@@ -24,24 +24,7 @@ const replayPoll = 200 * time.Millisecond
 var deliveryStatusOrder = []string{"pending", "running", "retrying", "succeeded", "failed", "parked", "discarded"}
 
 // triggerStatus is a trigger's runtime status as the server shows it.
-type triggerStatus struct {
-	Trigger string `json:"trigger"`
-	Enabled bool   `json:"enabled"`
-	Cursor  int64  `json:"cursor"`
-	Start   int64  `json:"start"`
-	Head    int64  `json:"head"`
-	Lag     int64  `json:"lag"`
-	Skipped []struct {
-		Lo int64 `json:"lo"`
-		Hi int64 `json:"hi"`
-	} `json:"skipped"`
-	Fired        *time.Time     `json:"fired"`
-	Owner        string         `json:"owner"`
-	Epoch        int64          `json:"epoch"`
-	LeaseExpires *time.Time     `json:"leaseExpires"`
-	Deliveries   map[string]int `json:"deliveries"`
-	OldestOpen   *time.Time     `json:"oldestOpen"`
-}
+type triggerStatus client.TriggerStatus
 
 // position is the status's cursor, head and lag on one line.
 func (s triggerStatus) position() string {
@@ -124,11 +107,9 @@ then evaluated, oldest first; with --skip they get the stance 'disabled'
 instead and the cursor jumps to the head. Prints the trigger's position.`,
 		Args: exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			var body []byte
-			if skip {
-				body = []byte(`{"skip":true}`)
-			}
-			return a.triggerOp(cmd, args[0], "enable", body, asJSON)
+			return a.triggerOp(cmd, args[0], "enable", func(sp *client.Space, ctx context.Context) (client.TriggerStatus, error) {
+				return sp.EnableTrigger(ctx, args[0], skip)
+			}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&skip, "skip", false, "skip the rows committed while the trigger was disabled")
@@ -157,43 +138,40 @@ func (a *app) simpleTriggerOp(op, short, long string) *cobra.Command {
 		Long:  long,
 		Args:  exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			return a.triggerOp(cmd, args[0], op, nil, asJSON)
+			return a.triggerOp(cmd, args[0], op, func(sp *client.Space, ctx context.Context) (client.TriggerStatus, error) {
+				return simpleTriggerOps[op](sp, ctx, args[0])
+			}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
 }
 
-// triggerOp posts one operation on a trigger and prints its status.
-func (a *app) triggerOp(cmd *cobra.Command, name, op string, body []byte, asJSON bool) error {
-	c, err := a.client()
+// simpleTriggerOps are the trigger operations that take only NAME.
+var simpleTriggerOps = map[string]func(*client.Space, context.Context, string) (client.TriggerStatus, error){
+	"disable": (*client.Space).DisableTrigger, "reset": (*client.Space).ResetTrigger,
+}
+
+// triggerOpFunc sends one operation on a trigger.
+type triggerOpFunc func(sp *client.Space, ctx context.Context) (client.TriggerStatus, error)
+
+// triggerOp sends one operation on a trigger and prints its status.
+func (a *app) triggerOp(cmd *cobra.Command, name, op string, send triggerOpFunc, asJSON bool) error {
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	st, raw, err := postTriggerOp(cmd.Context(), c, a.space, name, op, body)
+	raw, err := send(c.sp, cmd.Context())
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return a.printJSON(raw)
+	st := triggerStatus(raw)
+	if asJSON || a.output != "" {
+		return a.show(view{value: raw, kind: "trigger", names: []string{name}}, asJSON)
 	}
 	past := map[string]string{"enable": "enabled", "disable": "disabled", "reset": "reset"}[op]
 	fmt.Fprintf(a.stdout, "trigger %s %s: %s\n", name, past, st.position())
 	return nil
-}
-
-// postTriggerOp posts POST .../triggers/{name}/{op} and decodes the
-// status it answers.
-func postTriggerOp(ctx context.Context, c *client, space, name, op string, body []byte) (triggerStatus, []byte, error) {
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: spacePath(space, "triggers", name, op), body: body})
-	if err != nil {
-		return triggerStatus{}, nil, err
-	}
-	var st triggerStatus
-	if err := json.Unmarshal(resp.body, &st); err != nil {
-		return triggerStatus{}, nil, fmt.Errorf("decode status: %w", err)
-	}
-	return st, resp.body, nil
 }
 
 // replayFlags are the options of `eddy triggers replay`.
@@ -236,21 +214,18 @@ one updating line on a terminal.`,
 // replay posts the replay and, unless told not to, waits for the
 // trigger to catch up.
 func (a *app) replay(cmd *cobra.Command, name string, f replayFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]int64{"from": f.from})
-	if err != nil {
-		return fmt.Errorf("encode: %w", err)
-	}
-	st, raw, err := postTriggerOp(cmd.Context(), c, a.space, name, "replay", body)
+	raw, err := c.sp.ReplayTrigger(cmd.Context(), name, f.from)
 	if err != nil {
 		return err
 	}
-	if f.asJSON {
-		return a.printJSON(raw)
+	if f.asJSON || a.output != "" {
+		return a.show(view{value: raw, kind: "trigger", names: []string{name}}, f.asJSON)
 	}
+	st := triggerStatus(raw)
 	fmt.Fprintf(a.stdout, "trigger %s replaying from %d: %s\n", name, f.from, st.position())
 	if f.noWait {
 		return nil
@@ -261,7 +236,7 @@ func (a *app) replay(cmd *cobra.Command, name string, f replayFlags) error {
 // waitCaughtUp polls the trigger's status until its cursor reaches the
 // head it had when the wait began, the trigger is disabled, or SIGINT or
 // SIGTERM arrives.
-func (a *app) waitCaughtUp(ctx context.Context, c *client, name string, st triggerStatus) error {
+func (a *app) waitCaughtUp(ctx context.Context, c *conn, name string, st triggerStatus) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	target := st.Head
@@ -298,17 +273,15 @@ func (a *app) waitCaughtUp(ctx context.Context, c *client, name string, st trigg
 }
 
 // fetchStatus reads a trigger's status from GET .../triggers/{name}.
-func (a *app) fetchStatus(ctx context.Context, c *client, name string) (triggerStatus, error) {
-	var out struct {
-		Status *triggerStatus `json:"status"`
-	}
-	if _, err := c.getJSON(ctx, spacePath(a.space, "triggers", name), nil, &out); err != nil {
+func (a *app) fetchStatus(ctx context.Context, c *conn, name string) (triggerStatus, error) {
+	info, err := c.sp.GetTrigger(ctx, name)
+	if err != nil {
 		return triggerStatus{}, err
 	}
-	if out.Status == nil {
+	if info.Status == nil {
 		return triggerStatus{}, fmt.Errorf("the server shows no status for trigger %s (is its trigger engine running?)", name)
 	}
-	return *out.Status, nil
+	return triggerStatus(*info.Status), nil
 }
 
 // progress shows a changing line: rewritten in place on a terminal,

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 func (a *app) triggersCommand() *cobra.Command {
@@ -38,94 +37,35 @@ when the server runs the trigger engine, then its definition as JSON.
 --json prints the server's answer as is (the definition with its "status").`,
 		Args: exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
-			body, err := a.getBody(cmd, spacePath(a.space, "triggers", args[0]))
-			if err != nil || asJSON {
-				return a.printOrFail(body, err)
+			c, err := a.connect()
+			if err != nil {
+				return err
 			}
-			return a.printTrigger(body)
+			info, err := c.sp.GetTrigger(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON || a.output != "" || info.Status == nil {
+				return a.show(view{value: info, kind: "trigger", names: []string{args[0]}}, asJSON)
+			}
+			return a.printTrigger(info)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
 }
 
-// printTrigger prints the status of a GET .../triggers/{name} answer, if
-// it has one, above the definition.
-func (a *app) printTrigger(body []byte) error {
-	def, rawStatus, err := splitKey(body, "status")
-	if err != nil {
-		return fmt.Errorf("decode trigger: %w", err)
-	}
-	if rawStatus == nil {
-		return a.printJSON(body)
-	}
-	var st triggerStatus
-	if err := json.Unmarshal(rawStatus, &st); err != nil {
-		return fmt.Errorf("decode status: %w", err)
-	}
-	if err := printStatus(a.stdout, st, time.Now()); err != nil {
+// printTrigger prints a trigger's status above its definition.
+func (a *app) printTrigger(info client.TriggerInfo) error {
+	if err := printStatus(a.stdout, triggerStatus(*info.Status), time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stdout, "\ndefinition:")
-	return a.printJSON(def)
-}
-
-// splitKey removes key from the JSON object body, keeping the order of
-// the other keys; it returns the rest and the key's value (nil when
-// absent).
-func splitKey(body []byte, key string) ([]byte, json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var (
-		rest  bytes.Buffer
-		value json.RawMessage
-	)
-	rest.WriteByte('{')
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		k, _ := tok.(string)
-		if k == key {
-			value = v
-			continue
-		}
-		if rest.Len() > 1 {
-			rest.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k) // a string always encodes
-		rest.Write(kb)
-		rest.WriteByte(':')
-		rest.Write(v)
-	}
-	rest.WriteByte('}')
-	return rest.Bytes(), value, nil
+	return a.printValue(info.Trigger)
 }
 
 // triggerInfo is a trigger as GET .../triggers lists it.
-type triggerInfo struct {
-	Name   string `json:"name"`
-	Source struct {
-		Changes *struct {
-			Types []string `json:"types"`
-			Ops   []string `json:"ops"`
-			When  string   `json:"when"`
-		} `json:"changes"`
-		Cron *struct {
-			Schedule string `json:"schedule"`
-			Timezone string `json:"timezone"`
-		} `json:"cron"`
-	} `json:"source"`
-	Function string `json:"function"`
-	Enabled  bool   `json:"enabled"`
-}
+type triggerInfo client.Trigger
 
 // source summarizes a trigger's source on one line.
 func (t triggerInfo) source() string {
@@ -156,24 +96,44 @@ func (a *app) triggersListCommand() *cobra.Command {
 		Short: "List the space's triggers",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			body, err := a.getBody(cmd, spacePath(a.space, "triggers"))
-			if err != nil || asJSON {
-				return a.printOrFail(body, err)
+			c, err := a.connect()
+			if err != nil {
+				return err
 			}
-			var out struct {
-				Triggers []triggerInfo `json:"triggers"`
+			ts, err := c.sp.Triggers(cmd.Context())
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(body, &out); err != nil {
-				return fmt.Errorf("decode triggers: %w", err)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tFUNCTION\tENABLED\tSOURCE")
-			for _, t := range out.Triggers {
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.Name, t.Function, t.Enabled, t.source())
-			}
-			return tw.Flush()
+			return a.show(view{value: map[string]any{"triggers": orEmpty(ts)}, kind: "trigger", table: triggerTable(ts)}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
 }
+
+// triggerTable is the table of triggers.
+func triggerTable(ts []client.Trigger) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "NAME\tFUNCTION\tENABLED\tSOURCE"
+		if wide {
+			head += "\tWHEN"
+		}
+		fmt.Fprintln(tw, head)
+		for _, t := range ts {
+			ti := triggerInfo(t)
+			line := fmt.Sprintf("%s\t%s\t%v\t%s", t.Name, t.Function, ti.enabled(), ti.source())
+			if wide {
+				when := "-"
+				if t.Source.Changes != nil && t.Source.Changes.When != "" {
+					when = t.Source.Changes.When
+				}
+				line += "\t" + when
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
+}
+
+// enabled reports the trigger's enabled flag (nil means the default,
+// true).
+func (t triggerInfo) enabled() bool { return t.Enabled == nil || *t.Enabled }

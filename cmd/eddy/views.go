@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"io"
+	"maps"
+	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/eddy-run/eddy/client"
 )
 
 func (a *app) viewsCommand() *cobra.Command {
@@ -27,21 +30,39 @@ section); docs/views.md explains the protocol.`,
 		a.rotateEpochCommand())
 }
 
-// viewInfo is a view as GET .../views lists it.
-type viewInfo struct {
-	Name    string                     `json:"name"`
-	Version string                     `json:"version"`
-	Types   []string                   `json:"types"`
-	Filter  map[string]json.RawMessage `json:"filter"`
-	Fields  []string                   `json:"fields"`
-}
-
 // filterText summarizes a view's filter on one line.
-func (v viewInfo) filterText() string {
-	for kind, raw := range v.Filter {
-		return kind + " " + string(compact(raw))
+func filterText(v client.ViewDefinition) string {
+	raw, err := json.Marshal(v.Filter)
+	if err != nil {
+		return "-"
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return "-"
+	}
+	for _, kind := range slices.Sorted(maps.Keys(m)) {
+		return kind + " " + string(compact(m[kind]))
 	}
 	return "-"
+}
+
+// viewTable is the table of views.
+func viewTable(vs []client.ViewDefinition) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "NAME\tVERSION\tTYPES\tFIELDS\tFILTER"
+		if wide {
+			head += "\tSIGNATURE\tUPDATED (UTC)"
+		}
+		fmt.Fprintln(tw, head)
+		for _, v := range vs {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", v.Name, v.Version, strings.Join(v.Types, ","),
+				orDash(strings.Join(v.Fields, ",")), cell(filterText(v), 70))
+			if wide {
+				line += "\t" + v.FilterSignature + "\t" + v.UpdatedAt.UTC().Format("2006-01-02 15:04:05")
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
 }
 
 func (a *app) viewsListCommand() *cobra.Command {
@@ -51,23 +72,15 @@ func (a *app) viewsListCommand() *cobra.Command {
 		Short: "List the space's views",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			body, err := a.getBody(cmd, spacePath(a.space, "views"))
-			if err != nil || asJSON {
-				return a.printOrFail(body, err)
+			c, err := a.connect()
+			if err != nil {
+				return err
 			}
-			var out struct {
-				Views []viewInfo `json:"views"`
+			vs, err := c.sp.Views(cmd.Context())
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(body, &out); err != nil {
-				return fmt.Errorf("decode views: %w", err)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tTYPES\tFIELDS\tFILTER")
-			for _, v := range out.Views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, v.Version, strings.Join(v.Types, ","),
-					orDash(strings.Join(v.Fields, ",")), cell(v.filterText(), 70))
-			}
-			return tw.Flush()
+			return a.show(view{value: map[string]any{"views": orEmpty(vs)}, kind: "view", table: viewTable(vs)}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
@@ -84,21 +97,18 @@ view cursor and bootstrap token of the space then answers reset_required
 with reason epoch_changed, and clients bootstrap again from scratch.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
+			c, err := a.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "rotate-epoch")})
+			sp, err := c.sp.RotateEpoch(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var sp struct {
-				Epoch string `json:"epoch"`
+			if a.output != "" {
+				return a.show(view{value: sp, kind: "space", names: []string{sp.Space}}, false)
 			}
-			if err := json.Unmarshal(resp.body, &sp); err != nil {
-				return fmt.Errorf("decode space: %w", err)
-			}
-			fmt.Fprintf(a.stdout, "space %s: new epoch %s\n", a.space, sp.Epoch)
+			fmt.Fprintf(a.stdout, "space %s: new epoch %s\n", c.sp.Name(), sp.Epoch)
 			return nil
 		}),
 	}

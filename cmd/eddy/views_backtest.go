@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/views"
 )
 
@@ -87,31 +87,25 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 			return err
 		}
 	}
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	to := f.to
 	if to == 0 {
-		var sp struct {
-			Head int64 `json:"head"`
-		}
-		if _, err := c.getJSON(cmd.Context(), spacePath(a.space), nil, &sp); err != nil {
+		info, err := c.sp.Info(cmd.Context())
+		if err != nil {
 			return err
 		}
-		to = sp.Head
+		to = info.Head
 	}
 	total := views.BacktestResult{From: f.from, To: f.from, Samples: map[string][]views.BacktestSample{}}
 	for lo, first := f.from, true; ; first = false {
 		hi := max(min(lo+f.chunk, to), lo)
-		body, _ := json.Marshal(map[string]any{"from": lo, "to": hi, "samples": f.samples, "definition": def, "sizes": first}) // plain values
-		resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "views", name, "backtest"), body: body})
+		sizes := first
+		r, err := c.sp.View(name).Backtest(cmd.Context(), client.ViewBacktestParams{From: lo, To: hi, Samples: f.samples, Definition: def, Sizes: &sizes})
 		if err != nil {
 			return err
-		}
-		var r views.BacktestResult
-		if err := json.Unmarshal(resp.body, &r); err != nil {
-			return fmt.Errorf("decode backtest: %w", err)
 		}
 		addBacktest(&total, r, f.samples)
 		if to-f.from > f.chunk {
@@ -126,12 +120,8 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 		end := *total.SizeAtFrom + total.Entered - total.Left - total.Deleted
 		total.SizeAtTo = &end
 	}
-	if f.asJSON {
-		out, err := json.Marshal(total)
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		return a.printJSON(out)
+	if f.asJSON || a.output != "" {
+		return a.show(view{value: total, kind: "view", names: []string{name}}, f.asJSON)
 	}
 	return a.printViewBacktest(total)
 }

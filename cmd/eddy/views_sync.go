@@ -1,61 +1,28 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/views"
 )
 
-// viewChange is one projected change of a delta page or stream frame.
-type viewChange struct {
-	Kind    string          `json:"kind"`
-	Type    string          `json:"type"`
-	ID      string          `json:"id"`
-	Version int64           `json:"version"`
-	Record  json.RawMessage `json:"record"`
-}
-
-// viewCommit is one source commit of a delta page.
-type viewCommit struct {
-	Seq     int64        `json:"seq"`
-	Changes []viewChange `json:"changes"`
-}
-
-// deltaFrame is a delta page, or a frame of the live view stream.
-type deltaFrame struct {
-	PreviousCursor string         `json:"previousCursor"`
-	Cursor         string         `json:"cursor"`
-	HasMore        bool           `json:"hasMore"`
-	Commits        []viewCommit   `json:"commits"`
-	Error          *problem.Error `json:"error"`
-}
-
 // printChanges prints a page's changes, one line each.
-func (a *app) printChanges(commits []viewCommit) {
+func (a *app) printChanges(commits []views.Commit) {
 	for _, c := range commits {
 		for _, ch := range c.Changes {
 			line := fmt.Sprintf("%d\t%s\t%s/%s@%d", c.Seq, ch.Kind, ch.Type, ch.ID, ch.Version)
-			if len(ch.Record) > 0 {
-				var rec struct {
-					Properties json.RawMessage `json:"properties"`
-				}
-				if json.Unmarshal(ch.Record, &rec) == nil {
-					line += "\t" + cell(string(compact(rec.Properties)), 100)
-				}
+			if ch.Record != nil {
+				line += "\t" + cell(string(compact(ch.Record.Properties)), 100)
 			}
 			fmt.Fprintln(a.stdout, line)
 		}
@@ -64,11 +31,12 @@ func (a *app) printChanges(commits []viewCommit) {
 
 // resetHint explains a reset_required problem in terms of what to do.
 func resetHint(err error) error {
-	var pe *problem.Error
-	if !errors.As(err, &pe) || pe.Code != problem.ResetRequired {
+	pe, ok := problemOf(err)
+	if !ok || pe.Code != problem.ResetRequired {
 		return err
 	}
-	return fmt.Errorf("%w\nthe cursor no longer holds (%v): discard this view's local state and run 'eddy views bootstrap' again", err, pe.Details["reason"])
+	// The server's problem, as every other error prints ("reset_required: ...").
+	return fmt.Errorf("%w\nthe cursor no longer holds (%v): discard this view's local state and run 'eddy views bootstrap' again", pe, pe.Details["reason"])
 }
 
 // bootstrapFlags are the options of eddy views bootstrap.
@@ -106,36 +74,31 @@ each page as the server sent it, one per line.`,
 }
 
 func (a *app) bootstrapView(cmd *cobra.Command, name string, f bootstrapFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"pageSize": f.pageSize, "strategy": f.strategy}
+	p := client.BootstrapOptions{PageSize: f.pageSize, Strategy: f.strategy}
 	if cmd.Flags().Changed("at") {
-		body["at"] = f.at
+		p.At = &f.at
 	}
-	b, _ := json.Marshal(body) // plain values
-	resp, err := c.do(cmd.Context(), request{method: http.MethodPost, path: spacePath(a.space, "views", name, "bootstrap"), body: b})
+	v := c.sp.View(name)
+	open, err := v.Open(cmd.Context(), p)
 	if err != nil {
-		return err
-	}
-	var open struct {
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal(resp.body, &open); err != nil {
-		return fmt.Errorf("decode bootstrap: %w", err)
+		return resetHint(err)
 	}
 	total := 0
 	for tok, n := open.Token, 1; ; n++ {
-		page, raw, err := a.bootstrapPage(cmd.Context(), c, name, tok)
+		page, err := v.Page(cmd.Context(), tok)
 		if err != nil {
 			return resetHint(err)
 		}
-		total += len(page.Records)
-		if err := a.printPage(page, raw, f.asJSON); err != nil {
+		recs, err := a.printPage(page, f.asJSON)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "page %d: %d records (%d so far)\n", n, len(page.Records), total)
+		total += recs
+		fmt.Fprintf(a.stderr, "page %d: %d records (%d so far)\n", n, recs, total)
 		if page.NextToken == nil {
 			if !f.asJSON && page.Cursor != nil {
 				fmt.Fprintf(a.stdout, "cursor: %s\n", *page.Cursor)
@@ -146,33 +109,30 @@ func (a *app) bootstrapView(cmd *cobra.Command, name string, f bootstrapFlags) e
 	}
 }
 
-// bootstrapPageBody is one bootstrap page.
-type bootstrapPageBody struct {
-	Records []struct {
-		Type       string          `json:"type"`
-		ID         string          `json:"id"`
-		Version    int64           `json:"version"`
-		Properties json.RawMessage `json:"properties"`
-	} `json:"records"`
-	NextToken *string `json:"nextToken"`
-	Cursor    *string `json:"cursor"`
+// bootstrapRecord is a record of a bootstrap page as the CLI prints it.
+type bootstrapRecord struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id"`
+	Version    int64           `json:"version"`
+	Properties json.RawMessage `json:"properties"`
 }
 
-func (a *app) bootstrapPage(ctx context.Context, c *client, name, tok string) (bootstrapPageBody, []byte, error) {
-	var page bootstrapPageBody
-	raw, err := c.getJSON(ctx, spacePath(a.space, "views", name, "bootstrap", tok), nil, &page)
-	return page, raw, err
-}
-
-func (a *app) printPage(page bootstrapPageBody, raw []byte, asJSON bool) error {
-	if asJSON {
-		_, err := fmt.Fprintf(a.stdout, "%s\n", compact(raw))
-		return err
+// printPage prints a page (its JSON on one line, or a line per record)
+// and returns how many records it held.
+func (a *app) printPage(page client.BootstrapPage, asJSON bool) (int, error) {
+	var recs []bootstrapRecord
+	if len(page.Records) > 0 {
+		if err := json.Unmarshal(page.Records, &recs); err != nil {
+			return 0, fmt.Errorf("decode page records: %w", err)
+		}
 	}
-	for _, r := range page.Records {
+	if asJSON {
+		return len(recs), a.printLine(page)
+	}
+	for _, r := range recs {
 		fmt.Fprintf(a.stdout, "%s\t%s\t%d\t%s\n", r.Type, r.ID, r.Version, cell(string(compact(r.Properties)), 100))
 	}
-	return nil
+	return len(recs), nil
 }
 
 // deltaFlags are the options of eddy views delta.
@@ -215,20 +175,20 @@ reset_required: bootstrap again.`,
 }
 
 func (a *app) deltaView(cmd *cobra.Command, name string, f deltaFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
 	cur := f.cursor
 	for n := 1; ; n++ {
-		q := url.Values{"cursor": {cur}, "budget": {strconv.Itoa(f.budget)}}
-		var page deltaFrame
-		raw, err := c.getJSON(cmd.Context(), spacePath(a.space, "views", name, "delta"), q, &page)
+		page, err := c.sp.View(name).Delta(cmd.Context(), cur, f.budget)
 		if err != nil {
 			return resetHint(err)
 		}
 		if f.asJSON {
-			fmt.Fprintf(a.stdout, "%s\n", compact(raw))
+			if err := a.printLine(page); err != nil {
+				return err
+			}
 		} else {
 			a.printChanges(page.Commits)
 		}
@@ -280,22 +240,18 @@ cursor on stderr. --json prints the server's frames unchanged.`,
 // viewWatcher is the state of one eddy views watch.
 type viewWatcher struct {
 	a      *app
-	c      *client
-	hc     *http.Client
+	c      *conn
 	name   string
 	cursor string
 	f      viewWatchFlags
 }
 
 func (a *app) watchView(ctx context.Context, name string, f viewWatchFlags) error {
-	c, err := a.client()
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = watchHeaderTimeout
-	defer tr.CloseIdleConnections()
-	w := &viewWatcher{a: a, c: c, hc: &http.Client{Transport: tr}, name: name, cursor: f.cursor, f: f}
+	w := &viewWatcher{a: a, c: c, name: name, cursor: f.cursor, f: f}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = w.run(ctx)
@@ -318,7 +274,7 @@ func (w *viewWatcher) run(ctx context.Context) error {
 		if final(err) || !opened {
 			return err
 		}
-		fmt.Fprintf(w.a.stderr, "eddy: connection lost (%v); resuming in %v\n", err, delay)
+		fmt.Fprintf(w.a.stderr, "eddy: connection lost (%v); resuming in %v\n", plainErr(err), delay)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -331,57 +287,49 @@ func (w *viewWatcher) run(ctx context.Context) error {
 // stream runs one stream from w.cursor; it reports whether the server
 // answered 200 and always returns how the stream ended.
 func (w *viewWatcher) stream(ctx context.Context) (bool, error) {
-	u := *w.c.base
-	u.Path += spacePath(w.a.space, "views", w.name, "delta")
-	u.RawQuery = url.Values{"cursor": {w.cursor}, "budget": {strconv.Itoa(w.f.budget)}, "watch": {"1"}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return false, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+w.c.token)
-	resp, err := w.hc.Do(req)
+	// The stream's pages do not repeat the view's context, and the CLI
+	// does not need it: it prints the commits.
+	vs, err := w.c.sp.View(w.name).Watch(ctx, client.ViewContext{}, w.cursor,
+		client.ViewStreamOptions{Budget: w.f.budget, IdleTimeout: -1, HeaderTimeout: watchHeaderTimeout})
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return false, decodeProblem(resp.StatusCode, body)
-	}
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	defer vs.Close()
 	for {
-		line, err := br.ReadBytes('\n')
+		ev, err := vs.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return true, errStreamEnded
-			}
 			return true, err
 		}
-		if err := w.frame(line); err != nil {
+		if err := w.event(ev); err != nil {
 			return true, err
 		}
 	}
 }
 
-// frame prints one frame and moves the cursor; a terminal frame is
-// returned as its problem.
-func (w *viewWatcher) frame(line []byte) error {
-	var f deltaFrame
-	if err := json.Unmarshal(line, &f); err != nil {
-		return fmt.Errorf("bad frame %q: %w", cell(string(line), 80), err)
-	}
-	if f.Error != nil {
-		return f.Error
-	}
-	if w.f.asJSON {
-		if _, err := w.a.stdout.Write(line); err != nil {
+// event prints one page (--json: as JSON, one line each; progress as
+// {"cursor": ...}) and moves the cursor.
+func (w *viewWatcher) event(ev client.ViewEvent) error {
+	switch {
+	case w.f.asJSON && ev.Page != nil:
+		p := *ev.Page
+		p.Context = client.ViewContext{}
+		if err := w.a.printLine(struct {
+			PreviousCursor string              `json:"previousCursor"`
+			Cursor         string              `json:"cursor"`
+			Commits        []client.ViewCommit `json:"commits"`
+			Acks           map[string]int64    `json:"acks,omitempty"`
+		}{p.PreviousCursor, p.Cursor, p.Commits, p.Acks}); err != nil {
 			return err
 		}
-	} else {
-		w.a.printChanges(f.Commits)
+	case w.f.asJSON && ev.Cursor != w.cursor:
+		if err := w.a.printLine(map[string]string{"cursor": ev.Cursor}); err != nil {
+			return err
+		}
+	case ev.Page != nil:
+		w.a.printChanges(ev.Page.Commits)
 	}
-	if f.Cursor != "" {
-		w.cursor = f.Cursor
+	if ev.Cursor != "" {
+		w.cursor = ev.Cursor
 	}
 	return nil
 }

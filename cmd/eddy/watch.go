@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/problem"
 )
 
@@ -31,13 +29,6 @@ var (
 	// watchHeaderTimeout bounds the wait for a watch's response header.
 	watchHeaderTimeout = 30 * time.Second
 )
-
-// errIdle ends a stream on which nothing, not even a heartbeat, arrived
-// for the idle timeout.
-var errIdle = errors.New("no data from the server")
-
-// errStreamEnded is a stream that ended without a terminal frame.
-var errStreamEnded = errors.New("stream ended")
 
 // watchOptions are the flags of eddy watch.
 type watchOptions struct {
@@ -97,32 +88,23 @@ the current head. Ctrl-C ends the watch with exit 0.`,
 // watch runs one eddy watch until ctx ends, SIGINT or SIGTERM arrives, or
 // the stream fails for good.
 func (a *app) watch(ctx context.Context, o watchOptions) error {
-	q, err := o.filter.values()
+	f, err := o.filter.filter()
 	if err != nil {
 		return err
 	}
-	if o.when != "" {
-		q.Set("when", o.when)
-	}
-	q.Set("watch", "1")
-	c, err := a.client()
+	f.When = o.when
+	c, err := a.connect()
 	if err != nil {
 		return err
 	}
-	path := spacePath(a.space, "changes")
-	if o.typ != "" {
-		path = spacePath(a.space, "entities", o.typ)
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = watchHeaderTimeout
-	defer tr.CloseIdleConnections()
-	w := &watcher{
-		a: a, c: c, hc: &http.Client{Transport: tr}, path: path, query: q,
-		pos: o.from, json: o.json, idle: o.idle, view: a.newLiveView(),
-	}
+	defer c.CloseIdleConnections()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = w.run(ctx)
+	w := &watcher{a: a, c: c, json: o.json, view: a.newLiveView()}
+	err = w.run(ctx, client.WatchOptions{
+		From: o.from, Type: o.typ, Filter: f, IdleTimeout: idleOption(o.idle), HeaderTimeout: watchHeaderTimeout,
+		MinBackoff: watchBackoffMin, MaxBackoff: watchBackoffMax,
+	})
 	if ctx.Err() != nil {
 		// Interrupted: the normal way a watch ends.
 		return nil
@@ -130,73 +112,88 @@ func (a *app) watch(ctx context.Context, o watchOptions) error {
 	return err
 }
 
-// watcher is the state of one eddy watch: where it is, and how to ask
-// for more.
-type watcher struct {
-	a     *app
-	c     *client
-	hc    *http.Client
-	path  string
-	query url.Values
-	pos   int64 // the last row or bookmark seen; -1 = none yet (the head)
-	json  bool
-	idle  time.Duration
-	view  *liveView
+// idleOption is --idle-timeout as a WatchOptions.IdleTimeout (0: never).
+func idleOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
-// run streams and resumes until ctx ends or a failure is final. Before
-// the first stream opens every failure is final (a wrong --server or
-// token should not spin).
-func (w *watcher) run(ctx context.Context) error {
-	delay := watchBackoffMin
-	opened, lost := false, false
+// watcher prints one eddy watch.
+type watcher struct {
+	a       *app
+	c       *conn
+	json    bool
+	view    *liveView
+	failing bool // the stream was lost and not yet resumed
+	werr    error
+}
+
+// run watches until ctx ends or a failure is final; the client resumes
+// dropped streams, and the watcher says so on stderr.
+func (w *watcher) run(ctx context.Context, o client.WatchOptions) error {
+	o.OnDrop = w.dropped
+	o.OnResume = func(from int64) {
+		w.failing = false
+		fmt.Fprintf(w.a.stderr, "eddy: resumed from %s\n", position(from))
+	}
+	if w.json {
+		o.OnControl = w.control
+	}
+	cw, err := w.c.sp.Watch(ctx, o)
+	if err != nil {
+		return w.problem(ctx, err)
+	}
+	defer cw.Close()
 	for {
-		s, err := w.stream(ctx, lost)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		ev, err := cw.Next()
+		if err != nil {
+			return w.problem(ctx, err)
 		}
-		opened = opened || s.opened
-		if final(err) || !opened {
-			return err
+		if w.werr != nil {
+			return w.werr
 		}
-		if s.rows > 0 || s.lasted >= watchBackoffMax {
-			delay = watchBackoffMin
+		if ev.Kind == client.EventRow {
+			if err := w.row(ev); err != nil {
+				return err
+			}
 		}
-		w.say(lost, s.opened, err, delay)
-		lost = true
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, watchBackoffMax)
 	}
 }
 
-// say tells stderr that the stream was lost, or that resuming failed.
-func (w *watcher) say(lost, opened bool, err error, delay time.Duration) {
-	if lost && !opened {
-		fmt.Fprintf(w.a.stderr, "eddy: reconnect failed (%v); retrying in %v\n", err, delay.Round(time.Millisecond))
+// dropped tells stderr that the stream was lost, or that resuming failed.
+func (w *watcher) dropped(d client.Drop) {
+	if w.failing {
+		fmt.Fprintf(w.a.stderr, "eddy: reconnect failed (%s); retrying in %v\n", plainErr(d.Err), d.Wait.Round(time.Millisecond))
 		return
 	}
-	fmt.Fprintf(w.a.stderr, "eddy: connection lost (%v); resuming from %s\n", err, w.position())
+	w.failing = true
+	fmt.Fprintf(w.a.stderr, "eddy: connection lost (%s); resuming from %s\n", plainErr(d.Err), position(d.From))
+}
+
+// control prints a control frame unchanged (--json).
+func (w *watcher) control(line []byte) {
+	if w.werr == nil {
+		_, w.werr = fmt.Fprintf(w.a.stdout, "%s\n", line)
+	}
 }
 
 // position names where a resumed stream starts.
-func (w *watcher) position() string {
-	if w.pos < 0 {
+func position(pos int64) string {
+	if pos < 0 {
 		return "the head"
 	}
-	return strconv.FormatInt(w.pos, 10)
+	return strconv.FormatInt(pos, 10)
 }
 
-// final reports whether err ends the watch rather than being resumed.
+// final reports whether err ends a view watch rather than being resumed.
 func final(err error) bool {
 	var ce *compactedError
 	if errors.As(err, &ce) {
 		return true
 	}
-	switch code := problem.CodeOf(err); code {
+	switch code := client.CodeOf(err); code {
 	case "":
 		return false // network errors, EOF, idle
 	case problem.Unavailable, problem.Internal, problem.RateLimited:
@@ -206,160 +203,28 @@ func final(err error) bool {
 	}
 }
 
-// streamStats describes one stream attempt.
-type streamStats struct {
-	opened bool          // the server answered 200
-	rows   int           // rows received
-	lasted time.Duration // from the request to the end
-}
-
-// stream opens one watch from w.pos and consumes it until it ends. It
-// always returns an error: how the stream ended.
-func (w *watcher) stream(ctx context.Context, resumed bool) (s streamStats, err error) {
-	start := time.Now()
-	defer func() { s.lasted = time.Since(start) }()
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	resp, err := w.open(sctx)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	s.opened = true
-	if resumed {
-		fmt.Fprintf(w.a.stderr, "eddy: resumed from %s\n", w.position())
-	}
-	var timer *time.Timer
-	if w.idle > 0 {
-		timer = time.AfterFunc(w.idle, func() { cancel(errIdle) })
-		defer timer.Stop()
-	}
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if cause := context.Cause(sctx); errors.Is(cause, errIdle) {
-				return s, fmt.Errorf("%w for %v", errIdle, w.idle)
-			}
-			if errors.Is(err, io.EOF) {
-				return s, errStreamEnded
-			}
-			return s, err
-		}
-		if timer != nil {
-			timer.Reset(w.idle)
-		}
-		isRow, err := w.frame(ctx, line)
-		if isRow {
-			s.rows++
-		}
-		if err != nil {
-			return s, err
-		}
-	}
-}
-
-// open sends the watch request from w.pos and returns the 200 response;
-// any other answer is its problem (410 compacted as a *compactedError).
-func (w *watcher) open(ctx context.Context) (*http.Response, error) {
-	u := *w.c.base
-	u.Path += w.path
-	q := cloneValues(w.query)
-	if w.pos >= 0 {
-		q.Set("from", strconv.FormatInt(w.pos, 10))
-	}
-	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+w.c.token)
-	req.Header.Set("Accept", "application/x-ndjson")
-	resp, err := w.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", w.path, err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return nil, w.problem(ctx, decodeProblem(resp.StatusCode, body))
-}
-
-// problem turns a compacted problem into a *compactedError.
+// problem turns a compacted error into a *compactedError that says
+// where to resume.
 func (w *watcher) problem(ctx context.Context, err error) error {
-	var pe *problem.Error
-	if !errors.As(err, &pe) || pe.Code != problem.Compacted {
+	var ce *client.CompactedError
+	if !errors.As(err, &ce) {
 		return err
 	}
-	ce := &compactedError{pos: w.pos, horizon: -1, head: -1, err: pe}
-	if h, ok := pe.Details["horizon"].(float64); ok {
-		ce.horizon = int64(h)
+	out := &compactedError{pos: ce.From, horizon: ce.Horizon, head: -1, err: ce.Err}
+	if info, herr := w.c.sp.Info(ctx); herr == nil {
+		out.head = info.Head
 	}
-	var sp struct {
-		Head int64 `json:"head"`
-	}
-	if _, herr := w.c.getJSON(ctx, spacePath(w.a.space), nil, &sp); herr == nil {
-		ce.head = sp.Head
-	}
-	return ce
+	return out
 }
 
-// frame handles one ndjson line: prints it, moves w.pos, and returns the
-// error a terminal frame carries. It reports whether the line was a row.
-func (w *watcher) frame(ctx context.Context, line []byte) (bool, error) {
-	var f struct {
-		Seq      *int64         `json:"seq"`
-		Bookmark *int64         `json:"bookmark"`
-		Error    *problem.Error `json:"error"`
-	}
-	if err := json.Unmarshal(line, &f); err != nil {
-		return false, fmt.Errorf("bad frame %q: %w", cell(string(line), 80), err)
-	}
-	if f.Seq != nil {
-		return true, w.row(line, *f.Seq)
-	}
+// row prints a row: its line with --json, else in the live view.
+func (w *watcher) row(ev client.Event) error {
 	if w.json {
-		if _, err := w.a.stdout.Write(line); err != nil {
-			return false, err
-		}
-	}
-	switch {
-	case f.Bookmark != nil:
-		w.pos = max(w.pos, *f.Bookmark)
-	case f.Error != nil:
-		return false, w.problem(ctx, f.Error)
-	}
-	return false, nil // a heartbeat, or a frame this CLI does not know
-}
-
-// row moves w.pos to a row's seq and prints it: unchanged with --json,
-// else in the live view.
-func (w *watcher) row(line []byte, seq int64) error {
-	if seq <= w.pos {
-		return nil // already seen before a resume
-	}
-	w.pos = seq
-	if w.json {
-		_, err := w.a.stdout.Write(line)
+		_, err := fmt.Fprintf(w.a.stdout, "%s\n", ev.Raw)
 		return err
 	}
-	var r row
-	if err := json.Unmarshal(line, &r); err != nil {
-		return fmt.Errorf("bad row %d: %w", seq, err)
-	}
-	_, err := io.WriteString(w.a.stdout, w.view.line(r))
+	_, err := io.WriteString(w.a.stdout, w.view.line(ev.Row))
 	return err
-}
-
-// cloneValues returns a copy of q.
-func cloneValues(q url.Values) url.Values {
-	c := make(url.Values, len(q)+1)
-	for k, vs := range q {
-		c[k] = append([]string(nil), vs...)
-	}
-	return c
 }
 
 // compactedError ends a watch whose position fell below the horizon.
@@ -367,7 +232,7 @@ type compactedError struct {
 	pos     int64 // the position asked for (-1 = the head)
 	horizon int64 // the oldest resumable position (-1 = unknown)
 	head    int64 // the space head when it happened (-1 = unknown)
-	err     *problem.Error
+	err     *client.Error
 }
 
 func (e *compactedError) Error() string {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
+	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/server"
 )
 
@@ -114,7 +115,7 @@ const (
 
 // runWatch runs eddy with the fake server's URL and token and args.
 func runWatch(ctx context.Context, base string, stdout, stderr *syncBuffer, args ...string) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: strings.NewReader(""), getenv: func(string) string { return "" }}
+	a := &app{stdout: stdout, stderr: stderr, stdin: strings.NewReader(""), getenv: hermeticEnv(nil)}
 	return a.run(ctx, append([]string{"--server", base, "--token", "tok"}, args...))
 }
 
@@ -181,7 +182,8 @@ func TestWatchResumesThenCompacted(t *testing.T) {
 		if got := q.Get("from"); got != wantFrom[i] {
 			t.Errorf("request %d from = %q, want %q", i, got, wantFrom[i])
 		}
-		if q.Get("watch") != "1" || q.Get("types") != "task" || q.Get("ops") != "put,delete" ||
+		// Lists go as repeats (the API takes repeats or comma lists).
+		if q.Get("watch") != "1" || q.Get("types") != "task" || strings.Join(q["ops"], ",") != "put,delete" ||
 			q.Get("when") != `row.actor != "x"` || q.Get("entityType") != "task" || q.Get("entityId") != "a1" {
 			t.Errorf("request %d query = %v", i, q)
 		}
@@ -359,14 +361,14 @@ func TestFinal(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{errStreamEnded, false},
+		{client.ErrStreamEnded, false},
 		{fmt.Errorf("read: %w", context.DeadlineExceeded), false},
-		{decodeProblem(503, []byte(`{"error":{"code":"unavailable","message":"x"}}`)), false},
-		{decodeProblem(500, []byte(`{"error":{"code":"internal","message":"x"}}`)), false},
-		{decodeProblem(429, []byte(`{"error":{"code":"rate_limited","message":"x"}}`)), false},
-		{decodeProblem(502, []byte(`bad gateway`)), false},
-		{decodeProblem(404, []byte(`nope`)), true},
-		{decodeProblem(403, []byte(`{"error":{"code":"forbidden","message":"x"}}`)), true},
+		{&client.Error{Status: 503, Code: "unavailable", Message: "x"}, false},
+		{&client.Error{Status: 500, Code: "internal", Message: "x"}, false},
+		{&client.Error{Status: 429, Code: "rate_limited", Message: "x"}, false},
+		{&client.Error{Status: 502, Code: "http_502", Message: "bad gateway"}, false},
+		{&client.Error{Status: 404, Code: "http_404", Message: "nope"}, true},
+		{&client.Error{Status: 403, Code: "forbidden", Message: "x"}, true},
 		{&compactedError{}, true},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,6 @@
 // Package doctest finds the runnable shell examples of eddy's Markdown
-// docs, so a test can run them against a fresh server and the docs cannot
-// drift from what eddy does.
+// docs, so a test (TestDocs in cmd/eddy) can run them against a fresh
+// server and the docs cannot drift from what eddy does.
 //
 // A fenced block is runnable when its info string is "sh runnable" (or
 // "bash runnable"): GitHub still highlights it as shell, and a reader sees

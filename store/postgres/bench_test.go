@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 	"github.com/eddy-run/eddy/store/storetest"
@@ -127,4 +129,31 @@ func rawScan(b *testing.B, pool *pgxpool.Pool) int {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkDurability compares eddy's commit path with synchronous_commit
+// on (serve --durability strict) and off (relaxed) in one run.
+func BenchmarkDurability(b *testing.B) {
+	for _, async := range []bool{false, true} {
+		for _, w := range []int{1, 16} {
+			b.Run(fmt.Sprintf("async=%v/writers=%d", async, w), func(b *testing.B) {
+				url := pgtest.NewDatabase(b)
+				st := storetest.Migrated(b, func(ctx context.Context) (*postgres.Store, error) {
+					return postgres.OpenOptions(ctx, url, postgres.Options{AsyncCommit: async})
+				})
+				storetest.BenchWrites(b, st, w, 1)
+			})
+		}
+	}
+}
+
+// BenchmarkLinger compares group commit with and without the leader's
+// linger (changelog.Options.Linger) at 16 writers into one space.
+func BenchmarkLinger(b *testing.B) {
+	for _, l := range []time.Duration{-1, changelog.DefaultLinger} {
+		b.Run(fmt.Sprintf("linger=%s/writers=16", max(l, 0)), func(b *testing.B) {
+			st, _ := openBench(b)
+			storetest.BenchWritesOptions(b, st, 16, 1, changelog.Options{Linger: l})
+		})
+	}
 }

@@ -13,11 +13,11 @@ import (
 var _ store.ClientStore = (*Store)(nil)
 
 const (
-	clientQ     = `SELECT id, owner, last_ordinal, updated_at FROM clients WHERE space = $1 AND id = $2`
-	clientsOwnQ = `SELECT id FROM clients WHERE space = $1 AND owner = $2 AND id = ANY($3)`
-	clientPutQ  = `INSERT INTO clients (space, id, owner, last_ordinal, updated_at) VALUES ($1, $2, $3, $4, $5)
+	clientQ    = `SELECT id, owner, last_ordinal, last_seq, updated_at FROM clients WHERE space = $1 AND id = $2`
+	clientsOfQ = `SELECT id, owner, last_ordinal, last_seq, updated_at FROM clients WHERE space = $1 AND owner = $2`
+	clientPutQ = `INSERT INTO clients (space, id, owner, last_ordinal, last_seq, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (space, id) DO UPDATE SET owner = excluded.owner, last_ordinal = excluded.last_ordinal,
-updated_at = excluded.updated_at`
+last_seq = excluded.last_seq, updated_at = excluded.updated_at`
 	clientsExpQ = `DELETE FROM clients WHERE (space, id) IN (
 SELECT space, id FROM clients WHERE updated_at < $1 ORDER BY updated_at LIMIT $2)`
 )
@@ -25,7 +25,7 @@ SELECT space, id FROM clients WHERE updated_at < $1 ORDER BY updated_at LIMIT $2
 // scanClient reads one clients row.
 func scanClient(space string, row pgx.Row) (store.PushClient, error) {
 	c := store.PushClient{Space: space}
-	err := row.Scan(&c.ID, &c.Owner, &c.LastOrdinal, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Owner, &c.LastOrdinal, &c.LastSeq, &c.UpdatedAt)
 	c.UpdatedAt = c.UpdatedAt.UTC()
 	return c, err
 }
@@ -39,24 +39,22 @@ func (s *Store) ClientGet(ctx context.Context, space, id string) (store.PushClie
 	return c, wrap("get client", err)
 }
 
-// ClientsOwned returns which of ids are clients of space owned by owner.
-func (s *Store) ClientsOwned(ctx context.Context, space, owner string, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := s.pool.Query(ctx, clientsOwnQ, space, owner, ids)
+// ClientsOf returns the clients of space owned by owner.
+func (s *Store) ClientsOf(ctx context.Context, space, owner string) (map[string]store.PushClient, error) {
+	rows, err := s.pool.Query(ctx, clientsOfQ, space, owner)
 	if err != nil {
-		return nil, wrap("owned clients", err)
+		return nil, wrap("clients of owner", err)
 	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, wrap("owned clients", err)
+	defer rows.Close()
+	out := map[string]store.PushClient{}
+	for rows.Next() {
+		c, err := scanClient(space, rows)
+		if err != nil {
+			return nil, wrap("clients of owner", err)
+		}
+		out[c.ID] = c
 	}
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, nil
+	return out, wrap("clients of owner", rows.Err())
 }
 
 // ClientsExpire deletes at most limit clients last updated before
@@ -107,6 +105,6 @@ func (tx *writeTx) ClientPut(_ context.Context, c store.PushClient) error {
 // queueClientPuts adds the buffered client rows to the commit batch.
 func (tx *writeTx) queueClientPuts(b *pgx.Batch) {
 	for _, c := range tx.clientPuts {
-		b.Queue(clientPutQ, c.Space, c.ID, c.Owner, c.LastOrdinal, c.UpdatedAt)
+		b.Queue(clientPutQ, c.Space, c.ID, c.Owner, c.LastOrdinal, c.LastSeq, c.UpdatedAt)
 	}
 }

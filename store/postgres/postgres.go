@@ -37,13 +37,30 @@ type Store struct {
 	now  func() time.Time
 }
 
+// Options tune OpenOptions. The zero value is Open's behaviour.
+type Options struct {
+	// AsyncCommit sets synchronous_commit=off on every connection: a
+	// commit is acknowledged before its WAL reaches disk. A power loss
+	// (or a server crash) may lose the last moments of acknowledged
+	// writes, never corrupts or reorders them.
+	AsyncCommit bool
+}
+
 // Open connects a pool to the database at url (a postgres:// URL or a
 // keyword/value string; pgxpool settings such as pool_max_conns apply).
 // It does not migrate; call Migrate.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenOptions(ctx, url, Options{})
+}
+
+// OpenOptions is Open with explicit options.
+func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse url: %w", err)
+	}
+	if o.AsyncCommit {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns

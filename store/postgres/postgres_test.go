@@ -287,3 +287,26 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("write on a closed pool: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestAsyncCommit: OpenOptions with AsyncCommit turns synchronous_commit
+// off on the pool's connections; Open leaves the server's default.
+func TestAsyncCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{{Options{}, "on"}, {Options{AsyncCommit: true}, "off"}} {
+		st, err := OpenOptions(ctx, url, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = st.Pool().QueryRow(ctx, "SHOW synchronous_commit").Scan(&got)
+		st.Close()
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: synchronous_commit = %q, %v; want %q", tc.o, got, err, tc.want)
+		}
+	}
+}

@@ -75,14 +75,26 @@ func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
 	return out, wrap("list tokens", err)
 }
 
-// TokenDelete revokes a token; store.ErrNotFound if absent.
+// TokenDelete revokes a token and advances the token generation in one
+// statement; store.ErrNotFound if absent.
 func (s *Store) TokenDelete(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM tokens WHERE id = $1", id)
-	if err != nil {
+	const q = `WITH d AS (DELETE FROM tokens WHERE id = $1 RETURNING 1),
+		g AS (UPDATE token_generation SET generation = generation + 1
+			WHERE id = 1 AND EXISTS (SELECT 1 FROM d) RETURNING 1)
+		SELECT count(*) FROM d, g`
+	var n int
+	if err := s.pool.QueryRow(ctx, q, id).Scan(&n); err != nil {
 		return wrap("delete token", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return notFound("delete token", id)
 	}
 	return nil
+}
+
+// TokenGeneration returns the count of token revocations.
+func (s *Store) TokenGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	err := s.pool.QueryRow(ctx, `SELECT generation FROM token_generation WHERE id = 1`).Scan(&g)
+	return g, wrap("token generation", err)
 }

@@ -80,8 +80,8 @@ func (s *Store) TriggerStateDelete(ctx context.Context, space, trigger string) e
 // appends skip to its skipped ranges and, with discardOpen, discards its
 // open deliveries, all in one statement; store.ErrNotFound if it has no
 // state.
-func (s *Store) TriggerMove(ctx context.Context, space, trigger string, cursor, start int64,
-	skip *store.SeqRange, discardOpen bool) (store.TriggerState, error) {
+func (s *Store) TriggerMove(ctx context.Context, p store.TriggerMoveParams) (store.TriggerState, error) {
+	space, trigger, cursor, start, skip, discardOpen := p.Space, p.Trigger, p.Cursor, p.StartArg(), p.Skip, p.DiscardOpen
 	const q = `WITH s AS (UPDATE trigger_state SET cursor = $3,
 			start = CASE WHEN $4::bigint >= 0 THEN $4::bigint ELSE start END,
 			skipped = skipped || $5::jsonb, updated_at = $7

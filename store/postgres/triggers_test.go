@@ -276,7 +276,7 @@ func TestTriggerMoveAndDelete(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
-	if _, err := s.TriggerMove(ctx, "a", "t", 1, -1, nil, false); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.TriggerMove(ctx, store.TriggerMoveParams{Space: "a", Trigger: "t", Cursor: 1}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("move without state: %v", err)
 	}
 	initState(t, s, "a", "t")
@@ -288,11 +288,12 @@ func TestTriggerMoveAndDelete(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.TriggerMove(ctx, "a", "t", 9, 8, &store.SeqRange{Lo: 5, Hi: 8}, true)
+	eight := int64(8)
+	st, err := s.TriggerMove(ctx, store.TriggerMoveParams{Space: "a", Trigger: "t", Cursor: 9, Start: &eight, Skip: &store.SeqRange{Lo: 5, Hi: 8}, DiscardOpen: true})
 	if err != nil || st.Cursor != 9 || st.Start != 8 || !reflect.DeepEqual(st.Skipped, []store.SeqRange{{Lo: 5, Hi: 8}}) {
 		t.Fatalf("move = %+v, %v", st, err)
 	}
-	st, err = s.TriggerMove(ctx, "a", "t", 2, -1, &store.SeqRange{Lo: 10, Hi: 11}, false)
+	st, err = s.TriggerMove(ctx, store.TriggerMoveParams{Space: "a", Trigger: "t", Cursor: 2, Skip: &store.SeqRange{Lo: 10, Hi: 11}})
 	if err != nil || st.Start != 8 || len(st.Skipped) != 2 {
 		t.Fatalf("second move = %+v, %v", st, err)
 	}

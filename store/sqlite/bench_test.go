@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/sqlite"
 	"github.com/eddy-run/eddy/store/storetest"
 )
@@ -120,4 +123,56 @@ func rawScan(b *testing.B, db *sql.DB) int {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkDurability compares eddy's commit path with synchronous=FULL
+// (serve --durability strict) and NORMAL (relaxed) in one run.
+func BenchmarkDurability(b *testing.B) {
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		for _, w := range []int{1, 16} {
+			b.Run(fmt.Sprintf("synchronous=%s/writers=%d", sync, w), func(b *testing.B) {
+				path := filepath.Join(b.TempDir(), "eddy.db")
+				st := storetest.Migrated(b, func(ctx context.Context) (*sqlite.Store, error) {
+					return sqlite.OpenOptions(ctx, path, sqlite.Options{Synchronous: sync})
+				})
+				storetest.BenchWrites(b, st, w, 1)
+			})
+		}
+	}
+}
+
+// BenchmarkLinger compares group commit with and without the leader's
+// linger (changelog.Options.Linger) at 16 writers into one space.
+func BenchmarkLinger(b *testing.B) {
+	for _, l := range []time.Duration{-1, changelog.DefaultLinger} {
+		b.Run(fmt.Sprintf("linger=%s/writers=16", max(l, 0)), func(b *testing.B) {
+			st, _ := openBench(b)
+			storetest.BenchWritesOptions(b, st, 16, 1, changelog.Options{Linger: l})
+		})
+	}
+}
+
+// oneByOne hides a store's BatchAppender: the changelog then appends a
+// group's commits one statement per row, as before multi-row appends.
+type oneByOne struct{ store.Store }
+
+func (s oneByOne) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
+	tx, err := s.Store.WriteBegin(ctx, p)
+	return struct{ store.WriteTx }{tx}, err
+}
+
+// BenchmarkAppendBatch compares a group's commits appended one row per
+// statement (the baseline) with multi-row statements, at 16 writers into
+// one space.
+func BenchmarkAppendBatch(b *testing.B) {
+	for _, mode := range []string{"one-by-one", "multi-row"} {
+		b.Run(mode+"/writers=16", func(b *testing.B) {
+			st, _ := openBench(b)
+			var s store.Store = st
+			if mode == "one-by-one" {
+				s = oneByOne{st}
+			}
+			storetest.BenchWrites(b, s, 16, 1)
+		})
+	}
 }

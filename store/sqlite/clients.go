@@ -13,15 +13,24 @@ import (
 var _ store.ClientStore = (*Store)(nil)
 
 const (
-	sqlClientGet    = `SELECT owner, last_ordinal, updated_at FROM clients WHERE space = ? AND id = ?`
-	sqlClientsLoad  = `SELECT id, owner, last_ordinal, updated_at FROM clients WHERE space = ?1 AND id IN (SELECT value FROM json_each(?2))`
-	sqlClientsOwned = `SELECT id FROM clients WHERE space = ?1 AND owner = ?2 AND id IN (SELECT value FROM json_each(?3))`
-	sqlClientPut    = `INSERT INTO clients (space, id, owner, last_ordinal, updated_at) VALUES (?, ?, ?, ?, ?)
+	sqlClientGet   = `SELECT id, owner, last_ordinal, last_seq, updated_at FROM clients WHERE space = ? AND id = ?`
+	sqlClientsLoad = `SELECT id, owner, last_ordinal, last_seq, updated_at FROM clients WHERE space = ?1 AND id IN (SELECT value FROM json_each(?2))`
+	sqlClientsOf   = `SELECT id, owner, last_ordinal, last_seq, updated_at FROM clients WHERE space = ? AND owner = ?`
+	sqlClientPut   = `INSERT INTO clients (space, id, owner, last_ordinal, last_seq, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (space, id) DO UPDATE SET owner = excluded.owner, last_ordinal = excluded.last_ordinal,
-updated_at = excluded.updated_at`
+last_seq = excluded.last_seq, updated_at = excluded.updated_at`
 	sqlClientsExpire = `DELETE FROM clients WHERE (space, id) IN (
 SELECT space, id FROM clients WHERE updated_at < ?1 ORDER BY updated_at LIMIT ?2)`
 )
+
+// scanClient reads one clients row.
+func scanClient(space string, sc scanner) (store.PushClient, error) {
+	c := store.PushClient{Space: space}
+	var us int64
+	err := sc.Scan(&c.ID, &c.Owner, &c.LastOrdinal, &c.LastSeq, &us)
+	c.UpdatedAt = fromMicros(us)
+	return c, err
+}
 
 // ClientGet returns a push client or ErrNotFound.
 func (s *Store) ClientGet(ctx context.Context, space, id string) (store.PushClient, error) {
@@ -29,38 +38,26 @@ func (s *Store) ClientGet(ctx context.Context, space, id string) (store.PushClie
 	if err != nil {
 		return store.PushClient{}, wrap("get client", err)
 	}
-	c := store.PushClient{Space: space, ID: id}
-	var us int64
-	if err := row.Scan(&c.Owner, &c.LastOrdinal, &us); err != nil {
-		return store.PushClient{}, wrap("get client", err)
-	}
-	c.UpdatedAt = fromMicros(us)
-	return c, nil
+	c, err := scanClient(space, row)
+	return c, wrap("get client", err)
 }
 
-// ClientsOwned returns which of ids are clients of space owned by owner.
-func (s *Store) ClientsOwned(ctx context.Context, space, owner string, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(ids)
+// ClientsOf returns the clients of space owned by owner.
+func (s *Store) ClientsOf(ctx context.Context, space, owner string) (map[string]store.PushClient, error) {
+	rows, err := s.rquery(ctx, sqlClientsOf, space, owner)
 	if err != nil {
-		return nil, wrap("owned clients", err)
-	}
-	rows, err := s.rquery(ctx, sqlClientsOwned, space, owner, string(list))
-	if err != nil {
-		return nil, wrap("owned clients", err)
+		return nil, wrap("clients of owner", err)
 	}
 	defer rows.Close()
+	out := map[string]store.PushClient{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, wrap("owned clients", err)
+		c, err := scanClient(space, rows)
+		if err != nil {
+			return nil, wrap("clients of owner", err)
 		}
-		out[id] = true
+		out[c.ID] = c
 	}
-	return out, wrap("owned clients", rows.Err())
+	return out, wrap("clients of owner", rows.Err())
 }
 
 // ClientsExpire deletes at most limit clients last updated before
@@ -101,12 +98,10 @@ func (t *writeTx) loadClients(ctx context.Context, space string, ids []string) (
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c := store.PushClient{Space: space}
-		var us int64
-		if err := rows.Scan(&c.ID, &c.Owner, &c.LastOrdinal, &us); err != nil {
+		c, err := scanClient(space, rows)
+		if err != nil {
 			return nil, err
 		}
-		c.UpdatedAt = fromMicros(us)
 		out[c.ID] = c
 	}
 	return out, rows.Err()
@@ -120,6 +115,6 @@ func (t *writeTx) ClientPut(ctx context.Context, c store.PushClient) error {
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: put client: %w", err)
 	}
-	args := []any{t.space.ID, c.ID, c.Owner, c.LastOrdinal, micros(c.UpdatedAt)}
+	args := []any{t.space.ID, c.ID, c.Owner, c.LastOrdinal, c.LastSeq, micros(c.UpdatedAt)}
 	return wrap("put client", t.fail(t.run(ctx, sqlClientPut, args)))
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
@@ -97,19 +98,37 @@ func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
 	return out, wrap("list tokens", rows.Err())
 }
 
-// TokenDelete revokes a token; ErrNotFound if absent.
+// TokenDelete revokes a token and advances the token generation in one
+// transaction; ErrNotFound if absent.
 func (s *Store) TokenDelete(ctx context.Context, id string) error {
-	st, err := s.wstmts.get(ctx, s.w, `DELETE FROM tokens WHERE id = ?`)
-	if err != nil {
-		return wrap("delete token", err)
-	}
-	res, err := st.ExecContext(ctx, id)
-	if err != nil {
-		return wrap("delete token", err)
-	}
-	n, err := res.RowsAffected()
-	if err == nil && n == 0 {
-		err = store.ErrNotFound
-	}
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return orNotFound(err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE token_generation SET generation = generation + 1 WHERE id = 1`)
+		return err
+	})
 	return wrap("delete token", err)
+}
+
+// orNotFound is err, or ErrNotFound when a statement met no row.
+func orNotFound(err error) error {
+	if err != nil {
+		return err
+	}
+	return store.ErrNotFound
+}
+
+// TokenGeneration returns the count of token revocations.
+func (s *Store) TokenGeneration(ctx context.Context) (int64, error) {
+	row, err := s.rqueryRow(ctx, `SELECT generation FROM token_generation WHERE id = 1`)
+	if err != nil {
+		return 0, wrap("token generation", err)
+	}
+	var g int64
+	return g, wrap("token generation", row.Scan(&g))
 }

@@ -95,8 +95,9 @@ func (s *Store) TriggerStateDelete(ctx context.Context, space, trigger string) e
 // discardOpen, marks its open deliveries discarded, in one transaction.
 // It is unfenced and leaves the lease alone; ErrNotFound if the trigger
 // has no state.
-func (s *Store) TriggerMove(ctx context.Context, space, trigger string, cursor, start int64, skip *store.SeqRange, discardOpen bool) (store.TriggerState, error) {
-	sk, err := skipArg(skip)
+func (s *Store) TriggerMove(ctx context.Context, p store.TriggerMoveParams) (store.TriggerState, error) {
+	space, trigger, cursor, start, discardOpen := p.Space, p.Trigger, p.Cursor, p.StartArg(), p.DiscardOpen
+	sk, err := skipArg(p.Skip)
 	if err != nil {
 		return store.TriggerState{}, wrap("move trigger: encode", err)
 	}

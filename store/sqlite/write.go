@@ -61,7 +61,7 @@ var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlI
 // with Commit or Rollback. If ctx is done first, the transaction is rolled
 // back and the lock released.
 func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
-	if err := prepare(ctx, &s.wstmts, s.w, writeQueries...); err != nil {
+	if err := prepare(ctx, &s.wstmts, s.w, append(writeQueries, batchQueries()...)...); err != nil {
 		return nil, wrap("write begin: prepare", err)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)

@@ -27,8 +27,29 @@ func BenchRows() int {
 // goroutines spread b.N single-mutation requests over spaces spaces.
 func BenchWrites(b *testing.B, st store.Store, writers, spaces int) {
 	b.Helper()
+	BenchWritesOptions(b, st, writers, spaces, changelog.Options{})
+}
+
+// BenchWritesOptions is BenchWrites with the Log built from opts; it also
+// reports the mean requests per group transaction as requests/group.
+func BenchWritesOptions(b *testing.B, st store.Store, writers, spaces int, opts changelog.Options) {
+	b.Helper()
 	ctx := context.Background()
-	lg := changelog.New(st, changelog.Options{})
+	var groups, requests atomic.Int64
+	observe := opts.Observe
+	opts.Observe = func(s changelog.GroupStats) {
+		groups.Add(1)
+		requests.Add(int64(s.Requests))
+		if observe != nil {
+			observe(s)
+		}
+	}
+	defer func() {
+		if g := groups.Load(); g > 0 {
+			b.ReportMetric(float64(requests.Load())/float64(g), "requests/group")
+		}
+	}()
+	lg := changelog.New(st, opts)
 	names := make([]string, spaces)
 	for i := range names {
 		names[i] = fmt.Sprintf("bench-%d", i)

@@ -41,7 +41,7 @@ func testClients(t *testing.T, open OpenFunc) {
 	put("s", store.PushClient{ID: "c2", Owner: "tok_b", LastOrdinal: 1, UpdatedAt: ts(20)}, true)
 	put("s", store.PushClient{ID: "c3", Owner: "tok_a", LastOrdinal: 1, UpdatedAt: ts(20)}, false)
 	put("o", store.PushClient{ID: "c1", Owner: "tok_z", LastOrdinal: 9, UpdatedAt: ts(5)}, true)
-	put("s", store.PushClient{ID: "c1", Owner: "tok_a", LastOrdinal: 4, UpdatedAt: ts(30)}, true)
+	put("s", store.PushClient{ID: "c1", Owner: "tok_a", LastOrdinal: 4, LastSeq: 12, UpdatedAt: ts(30)}, true)
 
 	tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: "s", Clients: []string{"c1", "c3", "c2"}})
 	if err != nil {
@@ -51,7 +51,7 @@ func testClients(t *testing.T, open OpenFunc) {
 	if err := tx.Rollback(ctx0); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got["c1"].LastOrdinal != 4 || got["c1"].Owner != "tok_a" || got["c2"].Owner != "tok_b" || !got["c1"].UpdatedAt.Equal(ts(30)) {
+	if len(got) != 2 || got["c1"].LastOrdinal != 4 || got["c1"].LastSeq != 12 || got["c1"].Owner != "tok_a" || got["c2"].Owner != "tok_b" || !got["c1"].UpdatedAt.Equal(ts(30)) {
 		t.Fatalf("loaded clients = %+v", got)
 	}
 	c, err := st.ClientGet(ctx0, "o", "c1")
@@ -61,8 +61,8 @@ func testClients(t *testing.T, open OpenFunc) {
 	if _, err := st.ClientGet(ctx0, "s", "c3"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rolled-back client: %v, want ErrNotFound", err)
 	}
-	owned, err := st.ClientsOwned(ctx0, "s", "tok_a", []string{"c1", "c2", "c3"})
-	if err != nil || len(owned) != 1 || !owned["c1"] {
+	owned, err := st.ClientsOf(ctx0, "s", "tok_a")
+	if err != nil || len(owned) != 1 || owned["c1"].LastOrdinal != 4 || owned["c1"].LastSeq != 12 {
 		t.Fatalf("owned = %v, %v", owned, err)
 	}
 	n, err := st.ClientsExpire(ctx0, ts(25), 10)

@@ -30,6 +30,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("Secrets", func(t *testing.T) { t.Parallel(); testRawSecrets(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { t.Parallel(); testHousekeeping(t, open) })
 	t.Run("CommitLanded", func(t *testing.T) { t.Parallel(); testCommitLanded(t, open) })
+	t.Run("AppendBatch", func(t *testing.T) { t.Parallel(); testAppendBatch(t, open) })
 }
 
 var ctx0 = context.Background()
@@ -138,11 +139,19 @@ func testRawTokens(t *testing.T, open OpenFunc) {
 	if err != nil || len(list) != 2 || !sameToken(list[0], toks[0]) || !sameToken(list[1], toks[1]) {
 		t.Fatalf("token list = %s, %v; want in creation order", js(list), err)
 	}
+	gen0, err := st.TokenGeneration(ctx0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := st.TokenDelete(ctx0, "tok_a"); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.TokenDelete(ctx0, "tok_a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete revoked token: err %v, want ErrNotFound", err)
+	}
+	// A revocation moves the generation once; a failed one does not.
+	if gen, err := st.TokenGeneration(ctx0); err != nil || gen == gen0 {
+		t.Fatalf("token generation after a revocation = %d, %v; want a change from %d", gen, err, gen0)
 	}
 	if _, err := st.TokenByHash(ctx0, toks[1].Hash); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("revoked token by hash: err %v, want ErrNotFound", err)

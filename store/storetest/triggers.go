@@ -401,7 +401,7 @@ func testTriggerMove(t *testing.T, open OpenFunc) {
 
 	want := lease
 	want.Cursor, want.Skipped = 4, []store.SeqRange{{Lo: 5, Hi: 8}}
-	got, err := h.ts.TriggerMove(h.ctx, "s1", "t", 4, -1, &store.SeqRange{Lo: 5, Hi: 8}, false)
+	got, err := h.ts.TriggerMove(h.ctx, store.TriggerMoveParams{Space: "s1", Trigger: "t", Cursor: 4, Skip: &store.SeqRange{Lo: 5, Hi: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func testTriggerMove(t *testing.T, open OpenFunc) {
 
 	want.Cursor, want.Start = 6, 2
 	want.Skipped = append(want.Skipped, store.SeqRange{Lo: 9, Hi: 9})
-	if got, err = h.ts.TriggerMove(h.ctx, "s1", "t", 6, 2, &store.SeqRange{Lo: 9, Hi: 9}, true); err != nil {
+	if got, err = h.ts.TriggerMove(h.ctx, store.TriggerMoveParams{Space: "s1", Trigger: "t", Cursor: 6, Start: ptr(int64(2)), Skip: &store.SeqRange{Lo: 9, Hi: 9}, DiscardOpen: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantState(t, "move with discard", got, want)
@@ -424,7 +424,7 @@ func testTriggerMove(t *testing.T, open OpenFunc) {
 	}
 
 	want.Cursor = 7
-	if got, err = h.ts.TriggerMove(h.ctx, "s1", "t", 7, -1, nil, false); err != nil {
+	if got, err = h.ts.TriggerMove(h.ctx, store.TriggerMoveParams{Space: "s1", Trigger: "t", Cursor: 7}); err != nil {
 		t.Fatal(err)
 	}
 	wantState(t, "move without skip", got, want)
@@ -433,7 +433,7 @@ func testTriggerMove(t *testing.T, open OpenFunc) {
 	err = h.ts.TriggerAdvance(h.ctx, "s1", []store.Advance{{Trigger: "t", Epoch: lease.Epoch, From: 10, To: 12}})
 	wantIs(t, "advance from before the move", err, store.ErrFenced)
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: lease.Epoch, From: 7, To: 12})
-	if _, err := h.ts.TriggerMove(h.ctx, "s1", "nope", 1, -1, nil, true); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.ts.TriggerMove(h.ctx, store.TriggerMoveParams{Space: "s1", Trigger: "nope", Cursor: 1, DiscardOpen: true}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("move without state: %v, want ErrNotFound", err)
 	}
 }
@@ -463,3 +463,6 @@ func testTriggerDelete(t *testing.T, open OpenFunc) {
 		t.Fatalf("list after delete = %s, %v", js(list), err)
 	}
 }
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

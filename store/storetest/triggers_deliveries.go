@@ -58,7 +58,7 @@ func testTriggerAdvance(t *testing.T, open OpenFunc) {
 	// A replay re-evaluates rows: the same trigger and seq may error again
 	// (the new error replaces the old), and a row may get a new delivery,
 	// listed after the older one.
-	if _, err := h.ts.TriggerMove(h.ctx, "s1", "t", 2, -1, nil, false); err != nil {
+	if _, err := h.ts.TriggerMove(h.ctx, store.TriggerMoveParams{Space: "s1", Trigger: "t", Cursor: 2}); err != nil {
 		t.Fatal(err)
 	}
 	d4 := dl("t", "d0", 3)

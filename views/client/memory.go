@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/eddy-run/eddy/store"
 )
 
 // errDone is a transaction used after Commit or Rollback.
@@ -92,6 +94,17 @@ func (t *memTx) Entity(space, typ, id string) (Entity, bool, error) {
 	return e, ok, t.check()
 }
 
+func (t *memTx) EntitiesOf(space string, keys []store.EntityKey) (map[store.EntityKey]Entity, error) {
+	out := make(map[store.EntityKey]Entity, len(keys))
+	for _, k := range keys {
+		if e, ok := t.m.entities[entityKey{space, k.Type, k.ID}]; ok {
+			e.Owners = slices.Clone(e.Owners)
+			out[k] = e
+		}
+	}
+	return out, t.check()
+}
+
 func (t *memTx) PutEntity(e Entity) error {
 	if err := t.check(); err != nil {
 		return err
@@ -156,16 +169,6 @@ func (t *memTx) DropSpace(space string) error {
 	for fp, p := range t.m.progress {
 		if p.Context.Space == space {
 			set(t, t.m.progress, fp, Progress{}, true)
-		}
-	}
-	for k := range t.m.pending {
-		if k.space == space {
-			set(t, t.m.pending, k, Pending{}, true)
-		}
-	}
-	for k := range t.m.meta {
-		if k.space == space {
-			set(t, t.m.meta, k, "", true)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/views"
 )
 
@@ -125,12 +126,15 @@ func (c *MultiViewClient) ApplyBootstrap(ctx context.Context, page views.Bootstr
 		if err := bootstrapContinues(p, ok, &page); err != nil {
 			return false, err
 		}
-		for i := range raws {
-			if err := upsert(tx, page.Context, keys[i], raws[i]); err != nil {
+		if err := upsertAll(tx, page.Context, keys, raws); err != nil {
+			return false, err
+		}
+		out.Upserts = len(raws)
+		if page.Complete {
+			if err := dropAcked(tx, page.Context.Space, page.Acks, &out); err != nil {
 				return false, err
 			}
 		}
-		out.Upserts = len(raws)
 		p = advanceBootstrap(p, &page, len(raws))
 		return true, tx.PutProgress(p)
 	})
@@ -283,17 +287,52 @@ func entity(tx StateTx, space, typ, id string) (Entity, error) {
 	return e, nil
 }
 
-// upsert applies a record of view vc at version r.Version: the view owns
-// the entity from now on, unless the entity's tombstone is as new (a
-// delete takes precedence over old membership and data); the record
-// replaces the local one only when newer.
+// upsert applies a record of view vc at version r.Version.
 func upsert(tx StateTx, vc views.Context, r pageRecord, raw json.RawMessage) error {
 	e, err := entity(tx, vc.Space, r.Type, r.ID)
 	if err != nil {
 		return err
 	}
+	if e, ok := upserted(e, vc, r, raw); ok {
+		return tx.PutEntity(e)
+	}
+	return nil
+}
+
+// upsertAll applies the records of a bootstrap page, reading what is
+// known of them in one read.
+func upsertAll(tx StateTx, vc views.Context, rs []pageRecord, raws []json.RawMessage) error {
+	keys := make([]store.EntityKey, len(rs))
+	for i, r := range rs {
+		keys[i] = store.EntityKey{Type: r.Type, ID: r.ID}
+	}
+	known, err := tx.EntitiesOf(vc.Space, keys)
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		e, ok := known[keys[i]]
+		if !ok {
+			e = Entity{Space: vc.Space, Type: r.Type, ID: r.ID}
+		}
+		if e, ok := upserted(e, vc, r, raws[i]); ok {
+			known[keys[i]] = e // a page naming an entity twice sees its first record
+			if err := tx.PutEntity(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// upserted is e after a record of view vc at version r.Version: the view
+// owns the entity from now on, unless the entity's tombstone is as new (a
+// delete takes precedence over old membership and data); the record
+// replaces the local one only when newer. It reports false when nothing
+// changes.
+func upserted(e Entity, vc views.Context, r pageRecord, raw json.RawMessage) (Entity, bool) {
 	if e.Tombstone >= r.Version {
-		return nil
+		return e, false
 	}
 	if !e.owned(vc.Fingerprint) {
 		e.Owners = append(e.Owners, vc.Fingerprint)
@@ -302,7 +341,7 @@ func upsert(tx StateTx, vc views.Context, r pageRecord, raw json.RawMessage) err
 		e.Record, e.RecordVersion = raw, r.Version
 	}
 	e.Version = max(e.Version, r.Version)
-	return tx.PutEntity(e)
+	return e, true
 }
 
 // disown removes view fp's ownership of e, dropping the record when no
@@ -402,8 +441,9 @@ func (c *MultiViewClient) ResetView(ctx context.Context, old views.Context) erro
 	})
 }
 
-// DiscardSpace forgets everything of a space: entities, versions,
-// tombstones, every view's progress and pending writes. It is the answer
+// DiscardSpace forgets everything of a space's history: entities,
+// versions, tombstones and every view's progress (the pending writes
+// stay, to be pushed). It is the answer
 // to an epoch change or pruned history (epoch_changed, history_pruned,
 // cursor_ahead): the old history no longer addresses the same past.
 func (c *MultiViewClient) DiscardSpace(ctx context.Context, space string) error {

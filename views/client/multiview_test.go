@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/views"
 	viewclient "github.com/eddy-run/eddy/views/client"
 )
@@ -337,6 +338,35 @@ func TestAnEpochResetDiscardsTheSpace(t *testing.T) {
 		bootstrapped(t, mv, vctx(t, "s", "alpha", "alpha", "e2"), "n1", rec("t1", 2, `{}`))
 		if version(t, mv, "s", "t1") != 2 || version(t, mv, "o", "t1") != 2 {
 			t.Fatal("new epoch not applied, or another space touched")
+		}
+	})
+}
+
+func TestAcksDropPendingWritesInThePagesTransaction(t *testing.T) {
+	forEachState(t, func(t *testing.T, mv *viewclient.MultiViewClient) {
+		a := vctx(t, "s", "alpha", "alpha", "e1")
+		bootstrapped(t, mv, a, "c1")
+		for _, id := range []string{"x", "y", "z"} {
+			if _, err := mv.Write(bg, "s", changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: id, Properties: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cid, _ := mv.ClientID(bg, "s")
+		p := delta(a, "c1", "c2", up(rec("x", 7, `{}`)))
+		p.Acks = map[string]int64{cid: 2, "someone-else": 9}
+		if got := apply(t, mv, p); got.Acked != 2 {
+			t.Fatalf("acked %d", got.Acked)
+		}
+		ps, _ := mv.Pending(bg, "s")
+		if len(ps) != 1 || ps[0].Mutation.EntityID != "z" {
+			t.Fatalf("pending = %+v", ps)
+		}
+		o, ok, _ := mv.Read(bg, "s", "task", "x")
+		if !ok || o.Pending || o.Record.Version != 7 {
+			t.Fatalf("x = %+v", o)
+		}
+		if o, ok, _ := mv.Read(bg, "s", "task", "z"); !ok || !o.Pending {
+			t.Fatalf("z = %+v", o)
 		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // the SQLite driver
+
+	"github.com/eddy-run/eddy/store"
 )
 
 // sqliteSchema is the local replica's tables.
@@ -79,35 +81,46 @@ func (s *SQLite) Begin(ctx context.Context) (StateTx, error) {
 }
 
 const (
-	qEntity        = `SELECT version, tombstone, record, record_version, owners FROM entities WHERE space=? AND type=? AND id=?`
-	qPutEntity     = `INSERT OR REPLACE INTO entities (space, type, id, version, tombstone, record, record_version, owners) VALUES (?,?,?,?,?,?,?,?)`
-	qEntities      = `SELECT type, id, version, tombstone, record, record_version, owners FROM entities WHERE space=? AND (?='' OR type=?) ORDER BY type, id`
-	qProgress      = `SELECT data FROM progress WHERE fingerprint=?`
-	qPutProgress   = `INSERT OR REPLACE INTO progress (fingerprint, space, data) VALUES (?,?,?)`
-	qDelProgress   = `DELETE FROM progress WHERE fingerprint=?`
-	qViews         = `SELECT data FROM progress ORDER BY space, fingerprint`
-	qPending       = `SELECT client_id, ordinal, mutation FROM pending WHERE space=? ORDER BY client_id, ordinal`
-	qPutPending    = `INSERT OR REPLACE INTO pending (space, client_id, ordinal, mutation) VALUES (?,?,?,?)`
-	qDropPending   = `DELETE FROM pending WHERE space=? AND client_id=? AND ordinal<=?`
-	qMeta          = `SELECT value FROM meta WHERE space=? AND key=?`
-	qPutMeta       = `INSERT OR REPLACE INTO meta (space, key, value) VALUES (?,?,?)`
-	qDropEntities  = `DELETE FROM entities WHERE space=?`
-	qDropProgress  = `DELETE FROM progress WHERE space=?`
-	qDropPendings  = `DELETE FROM pending WHERE space=?`
-	qDropMetaSpace = `DELETE FROM meta WHERE space=?`
+	qEntity     = `SELECT version, tombstone, record, record_version, owners FROM entities WHERE space=? AND type=? AND id=?`
+	qPutEntity  = `INSERT OR REPLACE INTO entities (space, type, id, version, tombstone, record, record_version, owners) VALUES (?,?,?,?,?,?,?,?)`
+	qEntities   = `SELECT type, id, version, tombstone, record, record_version, owners FROM entities WHERE space=? AND (?='' OR type=?) ORDER BY type, id`
+	qEntitiesOf = `SELECT e.type, e.id, e.version, e.tombstone, e.record, e.record_version, e.owners FROM json_each(?2) AS j
+		CROSS JOIN entities AS e WHERE e.space=?1 AND e.type=j.value->>0 AND e.id=j.value->>1`
+	qProgress     = `SELECT data FROM progress WHERE fingerprint=?`
+	qPutProgress  = `INSERT OR REPLACE INTO progress (fingerprint, space, data) VALUES (?,?,?)`
+	qDelProgress  = `DELETE FROM progress WHERE fingerprint=?`
+	qViews        = `SELECT data FROM progress ORDER BY space, fingerprint`
+	qPending      = `SELECT client_id, ordinal, mutation FROM pending WHERE space=? ORDER BY client_id, ordinal`
+	qPutPending   = `INSERT OR REPLACE INTO pending (space, client_id, ordinal, mutation) VALUES (?,?,?,?)`
+	qDropPending  = `DELETE FROM pending WHERE space=? AND client_id=? AND ordinal<=?`
+	qMeta         = `SELECT value FROM meta WHERE space=? AND key=?`
+	qPutMeta      = `INSERT OR REPLACE INTO meta (space, key, value) VALUES (?,?,?)`
+	qDropEntities = `DELETE FROM entities WHERE space=?`
+	qDropProgress = `DELETE FROM progress WHERE space=?`
 )
 
-var allStatements = []string{qEntity, qPutEntity, qEntities, qProgress, qPutProgress, qDelProgress, qViews,
-	qPending, qPutPending, qDropPending, qMeta, qPutMeta, qDropEntities, qDropProgress, qDropPendings, qDropMetaSpace}
+var allStatements = []string{qEntity, qPutEntity, qEntities, qEntitiesOf, qProgress, qPutProgress, qDelProgress, qViews,
+	qPending, qPutPending, qDropPending, qMeta, qPutMeta, qDropEntities, qDropProgress}
 
 // sqliteTx is one transaction of a SQLite state.
 type sqliteTx struct {
-	s   *SQLite
-	tx  *sql.Tx
-	ctx context.Context
+	s     *SQLite
+	tx    *sql.Tx
+	ctx   context.Context
+	stmts map[string]*sql.Stmt // bound to tx, made on first use
 }
 
-func (t *sqliteTx) stmt(q string) *sql.Stmt { return t.tx.StmtContext(t.ctx, t.s.stmts[q]) }
+func (t *sqliteTx) stmt(q string) *sql.Stmt {
+	if st, ok := t.stmts[q]; ok {
+		return st
+	}
+	if t.stmts == nil {
+		t.stmts = make(map[string]*sql.Stmt, 4)
+	}
+	st := t.tx.StmtContext(t.ctx, t.s.stmts[q])
+	t.stmts[q] = st
+	return st
+}
 
 func (t *sqliteTx) exec(q string, args ...any) error {
 	if _, err := t.stmt(q).ExecContext(t.ctx, args...); err != nil {
@@ -137,6 +150,36 @@ func (t *sqliteTx) Entity(space, typ, id string) (Entity, bool, error) {
 	}
 	e.Owners = splitOwners(owners)
 	return e, true, nil
+}
+
+func (t *sqliteTx) EntitiesOf(space string, keys []store.EntityKey) (map[store.EntityKey]Entity, error) {
+	out := make(map[store.EntityKey]Entity, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.Type, k.ID}
+	}
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := t.stmt(qEntitiesOf).QueryContext(t.ctx, space, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("local state: read entities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e := Entity{Space: space}
+		var owners string
+		if err := rows.Scan(&e.Type, &e.ID, &e.Version, &e.Tombstone, (*rawBytes)(&e.Record), &e.RecordVersion, &owners); err != nil {
+			return nil, fmt.Errorf("local state: read entities: %w", err)
+		}
+		e.Owners = splitOwners(owners)
+		out[store.EntityKey{Type: e.Type, ID: e.ID}] = e
+	}
+	return out, rows.Err()
 }
 
 func (t *sqliteTx) PutEntity(e Entity) error {
@@ -214,7 +257,7 @@ func (t *sqliteTx) Views() ([]Progress, error) {
 }
 
 func (t *sqliteTx) DropSpace(space string) error {
-	for _, q := range []string{qDropEntities, qDropProgress, qDropPendings, qDropMetaSpace} {
+	for _, q := range []string{qDropEntities, qDropProgress} {
 		if err := t.exec(q, space); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/views"
 )
 
@@ -122,6 +123,9 @@ type ClientState interface {
 type StateTx interface {
 	// Entity returns the entity, and false when nothing is known of it.
 	Entity(space, typ, id string) (Entity, bool, error)
+	// EntitiesOf returns what is known of the named entities of a
+	// space (absent keys: nothing known), in one read.
+	EntitiesOf(space string, keys []store.EntityKey) (map[store.EntityKey]Entity, error)
 	// PutEntity stores e whole (replacing what was known).
 	PutEntity(e Entity) error
 	// Entities returns every entity of a space, ordered by type and id;
@@ -137,8 +141,10 @@ type StateTx interface {
 	// Views returns the progress of every view, ordered by space and
 	// fingerprint.
 	Views() ([]Progress, error)
-	// DropSpace discards everything known of a space: entities, views,
-	// pending writes and meta values.
+	// DropSpace discards what is known of a space's history: its
+	// entities (records, versions, tombstones) and every view's
+	// progress. Pending writes and meta values stay: they are the
+	// application's own writes, still to be pushed.
 	DropSpace(space string) error
 	// Pending returns the pending writes of a space, in ordinal order.
 	Pending(space string) ([]Pending, error)

@@ -6,8 +6,10 @@ CREATE TABLE clients (
     id           text COLLATE "C" NOT NULL,
     owner        text        NOT NULL,
     last_ordinal bigint      NOT NULL,
+    last_seq     bigint      NOT NULL,
     updated_at   timestamptz NOT NULL,
     PRIMARY KEY (space, id)
 );
 
 CREATE INDEX clients_updated_idx ON clients (updated_at);
+CREATE INDEX clients_owner_idx ON clients (space, owner);

@@ -7,8 +7,10 @@ CREATE TABLE clients (
     id           TEXT    NOT NULL,
     owner        TEXT    NOT NULL,
     last_ordinal INTEGER NOT NULL,
+    last_seq     INTEGER NOT NULL,
     updated_at   INTEGER NOT NULL,
     PRIMARY KEY (space, id)
 ) WITHOUT ROWID;
 
 CREATE INDEX clients_updated ON clients (updated_at);
+CREATE INDEX clients_owner ON clients (space, owner);

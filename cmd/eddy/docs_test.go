@@ -1,4 +1,4 @@
-package doctest
+package main
 
 import (
 	"bufio"
@@ -10,24 +10,31 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/eddy-run/eddy/internal/doctest"
 )
 
-// root is the repository root, from this package's directory.
-const root = "../.."
+// docsRoot is the repository root, from this package's directory.
+const docsRoot = "../.."
+
+// asEddyEnv makes the test binary run as the eddy command (TestMain), so
+// the docs' examples run the code under test without a second build.
+const asEddyEnv = "EDDY_TEST_BINARY_AS_EDDY"
 
 // docAddr is the address the docs' examples name; the test rewrites it
 // to the address of the document's own server.
 const docAddr = "127.0.0.1:7070"
 
-// perDoc bounds one document's examples.
-const perDoc = 45 * time.Second
+// perDoc bounds one document's examples: only so that an example that
+// never ends (a watch marked runnable) fails instead of hanging the test.
+// It is no speed assertion: the run takes seconds.
+const perDoc = 5 * time.Minute
 
 // TestDocs runs the runnable shell examples of README.md and docs/*.md
-// (see the package doc), each document on a fresh `eddy serve` with its
+// (see package internal/doctest and docs/README.md), each document on a fresh `eddy serve` with its
 // own data directory, in order, with bash, curl and jq. A failing
 // command, or an HTTP answer of 400 or more, fails the document.
 func TestDocs(t *testing.T) {
@@ -36,18 +43,18 @@ func TestDocs(t *testing.T) {
 			t.Fatalf("the docs' examples need %s: %v", tool, err)
 		}
 	}
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs, err := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs = append([]string{filepath.Join(root, "README.md")}, docs...)
+	docs = append([]string{filepath.Join(docsRoot, "README.md")}, docs...)
 	ran := 0
 	for _, doc := range docs {
 		raw, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		blocks, err := Extract(raw)
+		blocks, err := doctest.Extract(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", doc, err)
 		}
@@ -55,7 +62,7 @@ func TestDocs(t *testing.T) {
 			continue
 		}
 		ran++
-		name, _ := filepath.Rel(root, doc)
+		name, _ := filepath.Rel(docsRoot, doc)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runDoc(t, name, blocks)
@@ -66,43 +73,24 @@ func TestDocs(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// eddyBinary builds cmd/eddy once for every document.
+// eddyBinary returns a directory holding "eddy": this test binary,
+// which runs as the eddy command when asEddyEnv is set.
 func eddyBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "eddy-doctest-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "eddy"), "./cmd/eddy")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/eddy: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binDir
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
+	dir := t.TempDir()
+	if err := os.Symlink(self, filepath.Join(dir, "eddy")); err != nil {
+		t.Fatal(err)
 	}
-	os.Exit(code)
+	return dir
 }
 
 // runDoc starts a server in a fresh directory and runs the document's
 // blocks there in one bash process.
-func runDoc(t *testing.T, name string, blocks []Block) {
+func runDoc(t *testing.T, name string, blocks []doctest.Block) {
 	bin := eddyBinary(t)
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
@@ -115,7 +103,7 @@ func runDoc(t *testing.T, name string, blocks []Block) {
 	// The docs name repository files (examples/todo/eddy.yaml, ...)
 	// relative to the repository root.
 	for _, d := range []string{"examples", "docs"} {
-		abs, err := filepath.Abs(filepath.Join(root, d))
+		abs, err := filepath.Abs(filepath.Join(docsRoot, d))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,9 +123,12 @@ func runDoc(t *testing.T, name string, blocks []Block) {
 	cmd := exec.CommandContext(ctx, "bash", path)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"EDDY_SERVER=http://"+addr, "EDDY_TOKEN=", "HOME="+dir)
+		"EDDY_SERVER=http://"+addr, "EDDY_TOKEN=", "HOME="+dir, asEddyEnv+"=1", noRaceExitSleep())
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
+	if os.Getenv("EDDY_DOCTEST_TRACE") != "" {
+		t.Logf("%s", out)
+	}
 	if err != nil {
 		t.Logf("the script (examples.sh):\n%s", numbered(src))
 		t.Fatalf("%s: the examples failed (%v); the last block started is the one that failed:\n%s", name, err, out)
@@ -146,9 +137,12 @@ func runDoc(t *testing.T, name string, blocks []Block) {
 
 // script joins the blocks into one bash script: strict mode, curl that
 // fails on an HTTP error, and a marker before each block.
-func script(name string, blocks []Block, addr string) string {
+func script(name string, blocks []doctest.Block, addr string) string {
 	var b strings.Builder
 	b.WriteString("set -euo pipefail\n")
+	if os.Getenv("EDDY_DOCTEST_TRACE") != "" {
+		b.WriteString("PS4='+ $(date +%T.%N) '; set -x\n")
+	}
 	// -f with body: an HTTP error fails the example but still shows the
 	// problem object; -S shows curl's own errors under -s.
 	b.WriteString("curl() { command curl --fail-with-body -S \"$@\"; }\n")
@@ -167,7 +161,7 @@ func startServer(t *testing.T, bin, dir string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "eddy"), "serve", "--data", filepath.Join(dir, "eddy-data"), "--addr", "127.0.0.1:0")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "EDDY_DATABASE_URL=", "OTEL_TRACES_EXPORTER=none")
+	cmd.Env = append(os.Environ(), "EDDY_DATABASE_URL=", "OTEL_TRACES_EXPORTER=none", asEddyEnv+"=1", noRaceExitSleep())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -217,4 +211,11 @@ func numbered(s string) string {
 		fmt.Fprintf(&b, "%4d  %s\n", i+1, line)
 	}
 	return b.String()
+}
+
+// noRaceExitSleep is the GORACE setting of the eddy processes the docs
+// run: under -race this test binary is eddy, and the race runtime sleeps
+// a second at every exit by default, which would dominate every CLI call.
+func noRaceExitSleep() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }

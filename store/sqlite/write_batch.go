@@ -1,0 +1,142 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// batchSizes are the row counts of the prepared multi-row statements: a
+// batch of n rows goes out as the binary decomposition of n over them
+// (16 rows: one statement; 15: 8, 4, 2 and the single-row one), so a
+// handful of statements, prepared once, serve every group size.
+var batchSizes = []int{64, 32, 16, 8, 4, 2}
+
+// The multi-row forms of the three append statements, by row count.
+var (
+	insertCommitsN  = multiRow(sqlInsertCommit, 16, "")
+	upsertEntitiesN = multiRow(sqlUpsertEntity, 10, "ON CONFLICT")
+	upsertReceiptsN = multiRow(sqlUpsertReceipt, 5, "ON CONFLICT")
+)
+
+// batchQueries are the multi-row statements WriteBegin prepares.
+func batchQueries() []string {
+	var qs []string
+	for _, n := range batchSizes {
+		qs = append(qs, insertCommitsN[n], upsertEntitiesN[n], upsertReceiptsN[n])
+	}
+	return qs
+}
+
+// multiRow returns, for each batch size, single with its one VALUES
+// tuple of cols placeholders repeated that many times; the text from tail
+// on (an ON CONFLICT clause) follows the tuples.
+func multiRow(single string, cols int, tail string) map[int]string {
+	tuple := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	i := strings.Index(single, tuple)
+	head, rest := single[:i], ""
+	if tail != "" {
+		rest = " " + single[strings.Index(single, tail):]
+	}
+	out := make(map[int]string, len(batchSizes))
+	for _, n := range batchSizes {
+		out[n] = head + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + rest
+	}
+	return out
+}
+
+// AppendBatch is Append for each commit in order, with its records, as
+// one multi-row statement per table (split over the prepared sizes). It
+// implements store.BatchAppender. A batch that cannot be encoded is
+// refused whole and the transaction stays usable.
+func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, records [][]store.Record) error {
+	if err := t.usable(); err != nil {
+		return fmt.Errorf("sqlite: append batch: %w", err)
+	}
+	var rows batchRows
+	for i := range commits {
+		c := &commits[i]
+		if c.Seq != t.next+int64(i) {
+			return fmt.Errorf("sqlite: append batch: seq %d, want %d", c.Seq, t.next+int64(i))
+		}
+		a, err := t.encodeAppend(c, records[i])
+		if err != nil {
+			return wrap("append batch: encode", err)
+		}
+		rows.add(a)
+	}
+	if err := t.fail(t.execBatch(ctx, &rows)); err != nil {
+		return wrap("append batch", err)
+	}
+	t.next += int64(len(commits))
+	return nil
+}
+
+// batchRows are the encoded rows of a batch; entity and receipt rows are
+// deduplicated by key, the last write winning, as one-by-one appends
+// would leave them.
+type batchRows struct {
+	commits, records, receipts [][]any
+	recIdx, rcptIdx            map[string]int
+}
+
+func (b *batchRows) add(a appendArgs) {
+	b.commits = append(b.commits, a.commit)
+	for _, r := range a.records {
+		b.records = dedupe(b.records, &b.recIdx, r[1].(string)+"\x00"+r[2].(string), r)
+	}
+	if a.receipt != nil {
+		b.receipts = dedupe(b.receipts, &b.rcptIdx, a.receipt[1].(string), a.receipt)
+	}
+}
+
+// dedupe appends row under key, or replaces the row already there.
+func dedupe(rows [][]any, idx *map[string]int, key string, row []any) [][]any {
+	if *idx == nil {
+		*idx = map[string]int{}
+	}
+	if i, ok := (*idx)[key]; ok {
+		rows[i] = row
+		return rows
+	}
+	(*idx)[key] = len(rows)
+	return append(rows, row)
+}
+
+func (t *writeTx) execBatch(ctx context.Context, b *batchRows) error {
+	if err := t.runRows(ctx, sqlInsertCommit, insertCommitsN, b.commits); err != nil {
+		return fmt.Errorf("commit rows: %w", err)
+	}
+	if err := t.runRows(ctx, sqlUpsertEntity, upsertEntitiesN, b.records); err != nil {
+		return fmt.Errorf("entities: %w", err)
+	}
+	if err := t.runRows(ctx, sqlUpsertReceipt, upsertReceiptsN, b.receipts); err != nil {
+		return fmt.Errorf("receipts: %w", err)
+	}
+	return nil
+}
+
+// runRows writes rows in order with the largest prepared statements that
+// fit, the single-row one last.
+func (t *writeTx) runRows(ctx context.Context, single string, multi map[int]string, rows [][]any) error {
+	for len(rows) > 0 {
+		n, q := 1, single
+		for _, size := range batchSizes {
+			if size <= len(rows) {
+				n, q = size, multi[size]
+				break
+			}
+		}
+		var args []any
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		if err := t.run(ctx, q, args); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
