@@ -105,7 +105,10 @@ func (p *Row) Evaluator(ctx context.Context, b Budget) *Eval {
 }
 
 // Allow reports whether r matches. A row that errors does not match (see
-// Match); it still counts against the budget.
+// Match); it still counts against the budget. A when that evaluates to
+// something other than a bool (a payload value it does not compare) ends
+// the evaluation with a bad_request, as a non-bool is refused at compile
+// time where the type is known.
 func (e *Eval) Allow(r *store.Row) bool {
 	if e.err != nil {
 		return false
@@ -127,7 +130,16 @@ func (e *Eval) Allow(r *store.Row) bool {
 		e.err = e.budgetError()
 		return false
 	}
-	return err == nil && out.Value() == true
+	if err != nil {
+		return false
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		e.err = problem.Param("when", "evaluated to %s, not a bool, on row %d: a when must be true or false (compare the value, e.g. %s == ...)",
+			out.Type().TypeName(), r.Seq, e.p.src).With("reason", "not_bool").With("seq", r.Seq)
+		return false
+	}
+	return b
 }
 
 // budgetError is the bad_request an exhausted budget answers.

@@ -135,3 +135,39 @@ func TestEvalContext(t *testing.T) {
 		t.Errorf("after Reset on a live context: Err = %v", ev.Err())
 	}
 }
+
+// TestEvalNotBool: a when whose type is only known at run time (a
+// payload value) and that turns out not to be a bool is a bad_request
+// naming the row, not a silent "no match"; a missing value stays a
+// non-match.
+func TestEvalNotBool(t *testing.T) {
+	t.Parallel()
+	p, err := CompileRow("when", `row.payload.l`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := p.Evaluator(context.Background(), Budget{})
+	if ev.Allow(listRow(3)) {
+		t.Fatal("a list matched")
+	}
+	var pe *problem.Error
+	if err := ev.Err(); !errors.As(err, &pe) || pe.Code != problem.BadRequest || pe.Details["reason"] != "not_bool" || pe.Details["seq"] != int64(1) {
+		t.Fatalf("Err = %v, want bad_request with reason not_bool on row 1", err)
+	}
+	missing, err := CompileRow("when", `row.payload.nope`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = missing.Evaluator(context.Background(), Budget{})
+	if ev.Allow(listRow(3)) || ev.Err() != nil {
+		t.Fatalf("a missing payload value: Err = %v, want a plain non-match", ev.Err())
+	}
+	flag, err := CompileRow("when", `row.payload.flag`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = flag.Evaluator(context.Background(), Budget{})
+	if !ev.Allow(&store.Row{Seq: 2, Op: "put", Type: "task", EntityID: "t1", Payload: json.RawMessage(`{"flag": true}`)}) || ev.Err() != nil {
+		t.Fatalf("a bool payload value: Err = %v, want a match", ev.Err())
+	}
+}

@@ -136,3 +136,21 @@ func TestWhenStopsWhenClientLeaves(t *testing.T) {
 		})
 	}
 }
+
+// TestWhenNotBoolAtRunTime: a when on a payload value (here the list of
+// property names), whose type only the row tells, that is not a bool
+// answers 400 naming the row (reason not_bool), on forward pages and
+// history; it does not answer an empty page.
+func TestWhenNotBoolAtRunTime(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(e *env) {
+		seq := e.putTask(e.t, "t1", map[string]any{"title": "a string, not a bool"})
+		for _, path := range []string{"changes?from=0", fmt.Sprintf("changes?before=%d", seq+1)} {
+			pe := e.call(e.t, "GET", "/api/v1/spaces/default/"+path+"&when="+url.QueryEscape("row.payload.properties"), nil).
+				want(http.StatusBadRequest).problem("bad_request")
+			if pe.Details["parameter"] != "when" || pe.Details["reason"] != "not_bool" {
+				e.t.Errorf("%s: details %v, want parameter when, reason not_bool", path, pe.Details)
+			}
+		}
+	})
+}

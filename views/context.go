@@ -1,9 +1,9 @@
 package views
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
+
+	"github.com/eddy-run/eddy/internal/seal"
 )
 
 // Context binds a cursor or a bootstrap page to everything that must not
@@ -45,23 +45,11 @@ const bindingLen = 16 + 3*4
 
 func (c Context) binding() binding {
 	var b binding
-	copy(b.fingerprint[:], digest(c.Space, c.View, c.FilterVersion, c.FilterSignature, c.SchemaVersion, c.Epoch))
-	copy(b.filter[:], digest(c.FilterVersion, c.FilterSignature))
-	copy(b.schema[:], digest(c.SchemaVersion))
-	copy(b.epoch[:], digest(c.Epoch))
+	copy(b.fingerprint[:], seal.Digest(c.Space, c.View, c.FilterVersion, c.FilterSignature, c.SchemaVersion, c.Epoch))
+	copy(b.filter[:], seal.Digest(c.FilterVersion, c.FilterSignature))
+	copy(b.schema[:], seal.Digest(c.SchemaVersion))
+	copy(b.epoch[:], seal.Digest(c.Epoch))
 	return b
-}
-
-// digest hashes length-prefixed parts, so no two lists of parts collide
-// by concatenation.
-func digest(parts ...string) []byte {
-	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	for _, p := range parts {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
-		h.Write([]byte(p))
-	}
-	return h.Sum(nil)
 }
 
 // stale returns why a token bound to b no longer holds in the current

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/seal"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/watch"
@@ -141,7 +142,7 @@ func (s *Service) codec(ctx context.Context, space, view string) (codec, error) 
 		}
 		s.secret = sec
 	}
-	return codec{key: tokenKey(s.secret, space, view)}, nil
+	return newCodec(s.secret, space, view), nil
 }
 
 // View is a saved view as the API shows it.
@@ -308,7 +309,7 @@ func (s *Service) schemaVersion(ctx context.Context, sp store.Space, types []str
 	for _, t := range types {
 		parts = append(parts, t, hashes[t])
 	}
-	return hex.EncodeToString(digest(parts...)[:8]), nil
+	return hex.EncodeToString(seal.Digest(parts...)[:8]), nil
 }
 
 // typeHashes returns a hash of every type definition of a space, cached
@@ -326,7 +327,7 @@ func (s *Service) typeHashes(ctx context.Context, sp store.Space) (map[string]st
 	}
 	hashes := make(map[string]string, len(tds))
 	for _, td := range tds {
-		hashes[td.Type] = hex.EncodeToString(digest(string(td.Def))[:8])
+		hashes[td.Type] = hex.EncodeToString(seal.Digest(string(td.Def))[:8])
 	}
 	// Cache only what certainly belongs to this version: the list may
 	// have seen a later change.

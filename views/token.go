@@ -1,18 +1,17 @@
 package views
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"time"
+
+	"github.com/eddy-run/eddy/internal/seal"
 )
 
-// Tokens and cursors are opaque to clients: a version byte, a kind byte,
-// the context binding, the kind's payload, and an HMAC-SHA256 tag (16
-// bytes) under a key derived from the server secret, the space and the
-// view, all in unpadded base64url. A token of another space or view, or
+// Tokens and cursors are opaque to clients (package seal): a version
+// byte, a kind byte, the context binding, the kind's payload, and an
+// HMAC-SHA256 tag (16 bytes) under a key derived from the server secret,
+// the space and the view, all in unpadded base64url. A token of another space or view, or
 // one changed by a single bit, fails the tag. Encoding is deterministic,
 // so the same position always gives the same string: a retried page
 // repeats its tokens and cursor byte for byte.
@@ -24,13 +23,7 @@ const (
 	kindFrozen = 'f'
 )
 
-const (
-	tokenVersion = 1
-	tagLen       = 16
-	sessionIDLen = 16
-	// maxTokenLen bounds what decode accepts, before any work.
-	maxTokenLen = 1024
-)
+const sessionIDLen = 16
 
 // errBadToken is any token that is not one this server issued for this
 // space and view: malformed, tampered, another space's or view's.
@@ -62,47 +55,31 @@ type frozenToken struct {
 	expires time.Time
 }
 
-// tokenKey derives the tag key of one view of one space.
-func tokenKey(secret []byte, space, view string) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write(digest("eddy views v1", space, view))
-	return m.Sum(nil)
+// newCodec returns the codec of one view of one space.
+func newCodec(secret []byte, space, view string) codec {
+	return codec{seal.New(secret, "eddy views v1", space, view)}
 }
 
-// codec encodes and decodes the tokens of one view of one space.
-type codec struct{ key []byte }
+// codec encodes and decodes the tokens of one view of one space: a
+// seal.Codec whose payloads start with the binding.
+type codec struct{ c seal.Codec }
 
 func (c codec) seal(kind byte, b binding, payload []byte) string {
-	buf := make([]byte, 0, 2+bindingLen+len(payload)+tagLen)
-	buf = append(buf, tokenVersion, kind)
+	buf := make([]byte, 0, bindingLen+len(payload))
 	buf = append(buf, b.fingerprint[:]...)
 	buf = append(buf, b.filter[:]...)
 	buf = append(buf, b.schema[:]...)
 	buf = append(buf, b.epoch[:]...)
-	buf = append(buf, payload...)
-	m := hmac.New(sha256.New, c.key)
-	m.Write(buf)
-	buf = m.Sum(buf)[:len(buf)+tagLen]
-	return base64.RawURLEncoding.EncodeToString(buf)
+	return c.c.Seal(kind, append(buf, payload...))
 }
 
 // open checks s's tag and kind and returns its binding and payload.
 func (c codec) open(kind byte, s string) (binding, []byte, error) {
 	var b binding
-	if len(s) > maxTokenLen {
+	p, err := c.c.Open(kind, s)
+	if err != nil || len(p) < bindingLen {
 		return b, nil, errBadToken
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(raw) < 2+bindingLen+tagLen {
-		return b, nil, errBadToken
-	}
-	body, tag := raw[:len(raw)-tagLen], raw[len(raw)-tagLen:]
-	m := hmac.New(sha256.New, c.key)
-	m.Write(body)
-	if !hmac.Equal(m.Sum(nil)[:tagLen], tag) || body[0] != tokenVersion || body[1] != kind {
-		return b, nil, errBadToken
-	}
-	p := body[2:]
 	p = p[copy(b.fingerprint[:], p):]
 	p = p[copy(b.filter[:], p):]
 	p = p[copy(b.schema[:], p):]
@@ -119,9 +96,9 @@ func (c codec) decodeCursor(s string) (cursor, error) {
 	if err != nil {
 		return cursor{}, err
 	}
-	r := reader{p: p}
-	cur := cursor{bind: b, seq: r.int()}
-	return cur, r.done()
+	r := seal.NewReader(p)
+	cur := cursor{bind: b, seq: r.Int()}
+	return cur, done(r)
 }
 
 func (c codec) encodeKeyset(t keysetToken) string {
@@ -129,8 +106,7 @@ func (c codec) encodeKeyset(t keysetToken) string {
 	p = binary.AppendUvarint(p, uint64(t.pageSize))
 	p = binary.AppendUvarint(p, uint64(t.offset))
 	p = binary.AppendUvarint(p, uint64(t.typeIndex))
-	p = binary.AppendUvarint(p, uint64(len(t.lastID)))
-	p = append(p, t.lastID...)
+	p = seal.AppendStr(p, t.lastID)
 	return c.seal(kindKeyset, t.bind, p)
 }
 
@@ -139,10 +115,10 @@ func (c codec) decodeKeyset(s string) (keysetToken, error) {
 	if err != nil {
 		return keysetToken{}, err
 	}
-	r := reader{p: p}
-	t := keysetToken{bind: b, watermark: r.int(), pageSize: int(r.int()), offset: r.int(), typeIndex: int(r.int())}
-	t.lastID = r.str()
-	return t, r.done()
+	r := seal.NewReader(p)
+	t := keysetToken{bind: b, watermark: r.Int(), pageSize: int(r.Int()), offset: r.Int(), typeIndex: int(r.Int())}
+	t.lastID = r.Str()
+	return t, done(r)
 }
 
 func (c codec) encodeFrozen(t frozenToken) string {
@@ -162,43 +138,15 @@ func (c codec) decodeFrozen(s string) (frozenToken, error) {
 		return frozenToken{}, errBadToken
 	}
 	p = p[copy(t.session[:], p):]
-	r := reader{p: p}
-	t.page = int(r.int())
-	t.expires = time.UnixMicro(r.int()).UTC()
-	return t, r.done()
-}
-
-// reader reads a payload's fields; the first failure sticks.
-type reader struct {
-	p   []byte
-	bad bool
-}
-
-// int reads a uvarint that fits an int64 (and an int on 64-bit hosts).
-func (r *reader) int() int64 {
-	v, n := binary.Uvarint(r.p)
-	if n <= 0 || v > 1<<62 {
-		r.bad = true
-		return 0
-	}
-	r.p = r.p[n:]
-	return int64(v)
-}
-
-func (r *reader) str() string {
-	n := r.int()
-	if r.bad || n > int64(len(r.p)) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.p[:n])
-	r.p = r.p[n:]
-	return s
+	r := seal.NewReader(p)
+	t.page = int(r.Int())
+	t.expires = time.UnixMicro(r.Int()).UTC()
+	return t, done(r)
 }
 
 // done reports a payload that did not decode whole.
-func (r *reader) done() error {
-	if r.bad || len(r.p) > 0 {
+func done(r *seal.Reader) error {
+	if !r.Done() {
 		return errBadToken
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func testCodec(view string) codec { return codec{key: tokenKey([]byte("secret"), "s", view)} }
+func testCodec(view string) codec { return newCodec([]byte("secret"), "s", view) }
 
 func testBinding() binding {
 	d := &Definition{name: "v", spec: Spec{Version: "v1"}, signature: "sig"}
@@ -64,7 +64,7 @@ func TestTokenTamper(t *testing.T) {
 	if _, err := testCodec("w").decodeKeyset(s); err == nil {
 		t.Fatal("another view's key accepted the token")
 	}
-	other := codec{key: tokenKey([]byte("secret"), "other", "v")}
+	other := newCodec([]byte("secret"), "other", "v")
 	if _, err := other.decodeKeyset(s); err == nil {
 		t.Fatal("another space's key accepted the token")
 	}
