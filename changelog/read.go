@@ -3,6 +3,7 @@ package changelog
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
@@ -56,18 +57,85 @@ func (l *Log) PullWith(ctx context.Context, space string, after int64, limit int
 	if len(commits) == 0 || commits[0].Seq != after+1 {
 		return PullPage{}, l.pruned(ctx, space, after)
 	}
-	budget := 0
-	for i, c := range commits {
-		if i > 0 && (budget+len(c.Changes) > limit || i == limit) {
-			page.HasMore = true
+	page.Commits, page.NextCursor, page.HasMore = fitPage(commits, limit, after, sp.Head,
+		func(c *store.Commit) (int64, int) { return c.Seq, len(c.Changes) })
+	return page, nil
+}
+
+// RawPullPage is a page of whole commits as stored (see Log.PullRaw); it
+// renders as JSON byte for byte as the PullPage of the same commits.
+type RawPullPage struct {
+	Commits    []store.RawCommit `json:"commits"`
+	NextCursor int64             `json:"nextCursor"`
+	HasMore    bool              `json:"hasMore"`
+}
+
+// AppendJSON appends the page as json.Marshal renders it, faster: the
+// commits' stored JSON is copied, not re-scanned.
+func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"commits":[`...)
+	for i := range p.Commits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = p.Commits[i].AppendJSON(b); err != nil {
+			return nil, fmt.Errorf("encode commit %d: %w", p.Commits[i].Seq, err)
+		}
+	}
+	b = append(b, `],"nextCursor":`...)
+	b = strconv.AppendInt(b, p.NextCursor, 10)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, p.HasMore)
+	return append(b, '}'), nil
+}
+
+// PullRaw is Pull for readers that forward the commits: their changes,
+// receipt and provenance stay the stored JSON, not decoded (decode one
+// with store.RawCommit.Decode when a value is needed).
+func (l *Log) PullRaw(ctx context.Context, space string, after int64, limit int) (RawPullPage, error) {
+	if limit < 1 {
+		return RawPullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
+	}
+	sp, err := l.readable(ctx, space, after, "after")
+	if err != nil {
+		return RawPullPage{}, err
+	}
+	page := RawPullPage{Commits: []store.RawCommit{}, NextCursor: after}
+	if after == sp.Head {
+		return page, nil
+	}
+	commits, err := l.st.RawCommits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1})
+	if err != nil {
+		return RawPullPage{}, fmt.Errorf("pull: %w", err)
+	}
+	if len(commits) == 0 || commits[0].Seq != after+1 {
+		return RawPullPage{}, l.pruned(ctx, space, after)
+	}
+	page.Commits, page.NextCursor, page.HasMore = fitPage(commits, limit, after, sp.Head,
+		func(c *store.RawCommit) (int64, int) { return c.Seq, c.ChangeCount() })
+	return page, nil
+}
+
+// fitPage cuts a read of up to limit+1 commits after after to a pull
+// page: limit is a soft budget in changes (size gives a commit's seq and
+// change count); the first commit is always kept whole, another only if
+// it fits. It returns the kept commits, the next cursor and whether more
+// remain below head.
+func fitPage[C any](commits []C, limit int, after, head int64, size func(*C) (int64, int)) ([]C, int64, bool) {
+	next, more, budget := after, false, 0
+	kept := commits[:0]
+	for i := range commits {
+		seq, n := size(&commits[i])
+		if i > 0 && (budget+n > limit || i == limit) {
+			more = true
 			break
 		}
-		budget += len(c.Changes)
-		page.Commits = append(page.Commits, c)
-		page.NextCursor = c.Seq
+		budget += n
+		kept = append(kept, commits[i])
+		next = seq
 	}
-	page.HasMore = page.HasMore || page.NextCursor < sp.Head
-	return page, nil
+	return kept, next, more || next < head
 }
 
 // readable returns the space if pos is a serviceable cursor in it:

@@ -97,6 +97,12 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
 	}
+	s.writeEncoded(w, status, b)
+}
+
+// writeEncoded writes b, a JSON document as json.Marshal renders it, and
+// a newline: writeJSON's response for a value encoded by other means.
+func (s *Server) writeEncoded(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

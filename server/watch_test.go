@@ -305,7 +305,13 @@ func TestWatchReaderTypes(t *testing.T) {
 		}
 		e.put(t, "note", "m")
 		e.put(t, "task", "c")
-		if got := s.frames(2); !slices.Equal(got, []string{"bookmark:5", "row:6"}) {
+		// The note is covered by a bookmark of its own, or by row 6 when
+		// both rows reach the stream in one write (coalesced fan-out).
+		var got []string
+		for len(got) < 2 && !slices.Contains(got, "row:6") {
+			got = append(got, s.frame())
+		}
+		if !slices.Equal(got, []string{"bookmark:5", "row:6"}) && !slices.Equal(got, []string{"row:6"}) {
 			t.Errorf("reader live frames = %v", got)
 		}
 		e.do(t, req{Method: "GET", Path: "/api/v1/spaces/default/entities/note?watch=1", Token: reader}).problem(problem.Forbidden)

@@ -317,6 +317,9 @@ type Store interface {
 	// Commits returns whole commits with their changes, receipt and
 	// provenance (see CommitsParams).
 	Commits(ctx context.Context, p CommitsParams) ([]Commit, error)
+	// RawCommits is Commits with the changes, receipt and provenance left
+	// as the stored JSON, for readers that forward them.
+	RawCommits(ctx context.Context, p CommitsParams) ([]RawCommit, error)
 
 	// DefinitionPut creates or replaces a definition of a kind (functions,
 	// triggers) and reports whether it created it.

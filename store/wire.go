@@ -74,6 +74,65 @@ func (c Commit) MarshalJSON() ([]byte, error) {
 	}{c.wire(), c.Changes, c.Receipt, c.Provenance})
 }
 
+// MarshalJSON writes the raw commit as Commit's MarshalJSON writes the
+// commit it decodes to: the wire row's fields, then the stored changes,
+// receipt and provenance as they are (they were stored compact, by the
+// encoder that writes Commit; an empty one is null).
+func (c RawCommit) MarshalJSON() ([]byte, error) {
+	row, err := marshal(c.wire())
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(row)+len(c.Changes)+len(c.Receipt)+len(c.Provenance)+48)
+	b = append(b, row[:len(row)-1]...)
+	b = appendRawField(b, `,"changes":`, c.Changes)
+	b = appendRawField(b, `,"receipt":`, c.Receipt)
+	b = appendRawField(b, `,"provenance":`, c.Provenance)
+	return append(b, '}'), nil
+}
+
+// AppendJSON appends the raw commit as json.Marshal renders it (HTML
+// characters and U+2028/U+2029 escaped), without encoding/json's second
+// pass over the bytes: the stored JSON is compact already.
+func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
+	j, err := c.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return AppendHTMLSafe(b, j), nil
+}
+
+// AppendHTMLSafe appends compact JSON j with <, >, &, U+2028 and U+2029
+// escaped as json.Marshal escapes them; j is copied as is when it holds
+// none (the common case).
+func AppendHTMLSafe(b, j []byte) []byte {
+	if !needsHTMLEscape(j) {
+		return append(b, j...)
+	}
+	var buf bytes.Buffer
+	json.HTMLEscape(&buf, j)
+	return append(b, buf.Bytes()...)
+}
+
+// needsHTMLEscape reports whether j holds <, > or & or may hold U+2028
+// or U+2029 (their UTF-8 starts with 0xE2).
+func needsHTMLEscape(j []byte) bool {
+	for _, c := range j {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return true
+		}
+	}
+	return false
+}
+
+func appendRawField(b []byte, name string, raw json.RawMessage) []byte {
+	b = append(b, name...)
+	if len(raw) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
 // MarshalJSON writes the record with its times in TimeLayout. A record
 // whose strings and properties are plain printable ASCII (the common
 // case: what encoding/json would copy unchanged) is written directly,

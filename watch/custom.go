@@ -159,7 +159,9 @@ func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 func start(s sink) error {
 	switch s := s.(type) {
 	case *connSink:
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
+		if t, ok := s.deadline.next(time.Now(), s.timeout); ok {
+			_ = s.conn.SetWriteDeadline(t)
+		}
 		_, err := s.conn.Write(s.head)
 		s.head = nil
 		return err

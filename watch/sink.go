@@ -27,6 +27,8 @@ type responseSink struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	// deadline is the write deadline last set.
+	deadline writeDeadline
 }
 
 func newResponseSink(w http.ResponseWriter, timeout time.Duration) *responseSink {
@@ -34,7 +36,9 @@ func newResponseSink(w http.ResponseWriter, timeout time.Duration) *responseSink
 }
 
 func (s *responseSink) write(b []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	if t, ok := s.deadline.next(time.Now(), s.timeout); ok {
+		_ = s.rc.SetWriteDeadline(t)
+	}
 	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
@@ -59,6 +63,24 @@ type connSink struct {
 	size    []byte      // scratch for a chunk-size line
 	pending net.Buffers // what a timed-out write left unsent
 	ended   bool        // the last chunk went out (abort)
+
+	deadline writeDeadline // the write deadline last set
+}
+
+// writeDeadline spares a stream a deadline update (a runtime timer
+// change, the costliest part of a small write) per write: the deadline is
+// moved only once a quarter of the write timeout has passed since it was
+// last set, so every write still has at least three quarters of it.
+type writeDeadline struct{ set time.Time }
+
+// next returns the deadline to set for a write at now under timeout, or
+// false when the current one still leaves enough time.
+func (d *writeDeadline) next(now time.Time, timeout time.Duration) (time.Time, bool) {
+	if !d.set.IsZero() && now.Sub(d.set) < timeout/4 {
+		return time.Time{}, false
+	}
+	d.set = now
+	return now.Add(timeout), true
 }
 
 var crlf = []byte("\r\n")
@@ -89,7 +111,9 @@ func hijack(w http.ResponseWriter, r *http.Request, takeover bool, timeout time.
 func (s *connSink) write(b []byte) error {
 	bufs := s.chunk(b)
 	s.head = nil
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
+	if t, ok := s.deadline.next(time.Now(), s.timeout); ok {
+		_ = s.conn.SetWriteDeadline(t)
+	}
 	_, err := bufs.WriteTo(s.conn)
 	if err != nil {
 		s.pending = bufs

@@ -171,18 +171,25 @@ func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 				continue
 			}
 			ch = c
-			if err := wt.deliver(ctx, pending); err != nil {
+			open, err := wt.deliver(ctx, ch, pending)
+			if err != nil {
 				return err
+			}
+			if !open {
+				ch, caughtUp = wt.dropped()
+				continue
 			}
 		}
 		select {
 		case items, ok := <-ch:
-			if !ok { // dropped for falling behind: catch up and rejoin
-				ch, caughtUp, wt.batch = nil, false, 0
-				continue
+			if ok {
+				var err error
+				if ok, err = wt.deliver(ctx, ch, items); err != nil {
+					return err
+				}
 			}
-			if err := wt.deliver(ctx, items); err != nil {
-				return err
+			if !ok {
+				ch, caughtUp = wt.dropped()
 			}
 		case <-wt.timer.C:
 			wt.buf = append(wt.buf, heartbeatFrame...)
@@ -235,10 +242,47 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	return page.Cursor >= page.Head, nil
 }
 
-// deliver sends the rows of a fan-out batch the watcher has not seen and
-// its filter selects (reading a row's commit when the filter needs it to
-// judge the row).
-func (wt *watcher) deliver(ctx context.Context, items []item) error {
+// dropped resets a watcher the hub dropped for falling behind (its
+// channel closed): it catches up by its own reads, starting small, and
+// rejoins.
+func (wt *watcher) dropped() (chan []item, bool) {
+	wt.batch = 0
+	return nil, false
+}
+
+// deliver sends a fan-out batch and, coalesced into the same write, the
+// batches queued behind it, up to MaxBuffer bytes of lines (consume
+// flushes at that bound anyway): under a burst of commits a watcher makes
+// one write per burst, not one per batch. It reports false when the hub
+// closed ch meanwhile (the watcher was dropped for falling behind); what
+// it consumed is written anyway.
+func (wt *watcher) deliver(ctx context.Context, ch <-chan []item, items []item) (bool, error) {
+	open := true
+	for {
+		if err := wt.consume(ctx, items); err != nil {
+			return open, err
+		}
+		if len(wt.buf) >= wt.h.opts.MaxBuffer {
+			break
+		}
+		var more bool
+		select {
+		case items, open = <-ch:
+			more = open
+		default:
+		}
+		if !more {
+			break
+		}
+	}
+	wt.bookmark()
+	return open, wt.flush()
+}
+
+// consume buffers the rows of a fan-out batch the watcher has not seen
+// and its filter selects (reading a row's commit when the filter needs it
+// to judge the row). The evaluation budget restarts per batch.
+func (wt *watcher) consume(ctx context.Context, items []item) error {
 	wt.resetBudget(ctx)
 	for i := range items {
 		it := &items[i]
@@ -261,8 +305,7 @@ func (wt *watcher) deliver(ctx context.Context, items []item) error {
 			return err
 		}
 	}
-	wt.bookmark()
-	return wt.flush()
+	return nil
 }
 
 func (wt *watcher) resetBudget(ctx context.Context) {

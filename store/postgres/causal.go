@@ -24,6 +24,17 @@ func (s *Store) CommitsCausedBy(ctx context.Context, p store.CausedParams) ([]st
 // readCommits runs a read of whole commits (commitColumns) and decodes
 // them; op names it in errors.
 func (s *Store) readCommits(ctx context.Context, op, query string, args ...any) ([]store.Commit, error) {
+	raws, err := s.readRawCommits(ctx, op, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	commits, err := rowcodec.DecodeAll(raws)
+	return commits, wrap(op, err)
+}
+
+// readRawCommits runs a read of whole commits (commitColumns), leaving
+// their JSON columns encoded.
+func (s *Store) readRawCommits(ctx context.Context, op, query string, args ...any) ([]rowcodec.RawCommit, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -32,9 +43,5 @@ func (s *Store) readCommits(ctx context.Context, op, query string, args ...any) 
 		var raw rowcodec.RawCommit
 		return raw, scanRawCommit(r, &raw)
 	})
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	commits, err := rowcodec.DecodeAll(raws)
-	return commits, wrap(op, err)
+	return raws, wrap(op, err)
 }

@@ -209,6 +209,30 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 // commits runs a read of whole commits (the columns of sqlCommits) and
 // decodes them; op names it in errors.
 func (s *Store) commits(ctx context.Context, op, query string, args ...any) ([]store.Commit, error) {
+	raws, err := s.rawCommits(ctx, op, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	commits, err := rowcodec.DecodeAll(raws)
+	return commits, wrap(op, err)
+}
+
+// RawCommits is Commits with the JSON columns left as stored.
+func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.RawCommit, error) {
+	query := sqlCommits
+	if p.NoReceipts {
+		query = sqlCommitsNoReceipts
+	}
+	raws, err := s.rawCommits(ctx, "raw commits", query, p.Space, p.After, limitArg(p.Limit))
+	if err != nil {
+		return nil, err
+	}
+	return rowcodec.RawAll(raws), nil
+}
+
+// rawCommits runs a read of whole commits (the columns of sqlCommits),
+// leaving their JSON columns encoded.
+func (s *Store) rawCommits(ctx context.Context, op, query string, args ...any) ([]rowcodec.RawCommit, error) {
 	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -226,8 +250,7 @@ func (s *Store) commits(ctx context.Context, op, query string, args ...any) ([]s
 	if err := rows.Err(); err != nil {
 		return nil, wrap(op, err)
 	}
-	commits, err := rowcodec.DecodeAll(raws)
-	return commits, wrap(op, err)
+	return raws, nil
 }
 
 const (

@@ -158,6 +158,8 @@ func BenchReads(b *testing.B, st store.Store, scan func(b *testing.B) int) {
 		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
 	})
 	b.Run("pull", func(b *testing.B) { BenchPull(b, lg, "big") })
+	b.Run("pull-encoded=decoded", func(b *testing.B) { BenchPullEncoded(b, lg, "big", false) })
+	b.Run("pull-encoded=raw", func(b *testing.B) { BenchPullEncoded(b, lg, "big", true) })
 	b.Run("history", func(b *testing.B) { BenchHistoryFiltered(b, lg, "big") })
 }
 
@@ -179,6 +181,44 @@ func BenchPull(b *testing.B, lg *changelog.Log, space string) {
 		}
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "changes/s")
+}
+
+// BenchPullEncoded measures rows/s pulling the whole space in pages of
+// 1,000 and encoding each page as JSON, as GET .../log answers it: with
+// raw, through PullRaw and RawPullPage.AppendJSON (the stored JSON passed
+// through), else through Pull and json.Marshal (every commit decoded,
+// then encoded again).
+func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
+	b.Helper()
+	ctx := context.Background()
+	rows := 0
+	var buf []byte
+	for b.Loop() {
+		for cursor, more := int64(0), true; more; {
+			var n int
+			if raw {
+				p, err := lg.PullRaw(ctx, space, cursor, 1000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = p.AppendJSON(buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
+			} else {
+				p, err := lg.Pull(ctx, space, cursor, 1000)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = json.Marshal(p); err != nil {
+					b.Fatal(err)
+				}
+				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
+			}
+			rows += n
+		}
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
 
 // BenchHistoryFiltered measures one filtered history page of 100 from the

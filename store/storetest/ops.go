@@ -35,6 +35,7 @@ func testPatch(t *testing.T, open OpenFunc) {
 	if rec.Version != 2 || h.commitAt(2).Op != changelog.OpPatch {
 		t.Fatalf("record %s, row %s", js(rec), js(h.rowAt(2)))
 	}
+	h.wantRawPull()
 }
 
 func testDelete(t *testing.T, open OpenFunc) {
@@ -76,6 +77,7 @@ func testDelete(t *testing.T, open OpenFunc) {
 	if rec := h.get("task", "t2"); rec.Version != 3 || rec.Kind == store.KindDeleted {
 		t.Fatalf("recreated record = %s", js(rec))
 	}
+	h.wantRawPull()
 }
 
 func testLink(t *testing.T, open OpenFunc) {
@@ -114,6 +116,7 @@ func testLink(t *testing.T, open OpenFunc) {
 	if got := h.get("task", "t1").Links; !reflect.DeepEqual(got, []store.Link{want[0], want[2]}) {
 		t.Fatalf("links after unlink = %s", js(got))
 	}
+	h.wantRawPull()
 }
 
 func testMerge(t *testing.T, open OpenFunc) {
@@ -164,6 +167,7 @@ func testMerge(t *testing.T, open OpenFunc) {
 		t.Fatalf("pull of the merge = %s, %v", js(p), err)
 	}
 	h.wantHead(5)
+	h.wantRawPull()
 }
 
 func testSplit(t *testing.T, open OpenFunc) {
@@ -196,6 +200,7 @@ func testSplit(t *testing.T, open OpenFunc) {
 		t.Fatalf("record c = %s", js(rec))
 	}
 	h.wantHead(2)
+	h.wantRawPull()
 }
 
 // testPreconditions covers ifVersion, If-Match and baseVersion with
@@ -262,6 +267,7 @@ func testPreconditions(t *testing.T, open OpenFunc) {
 	h.apply(baseVersion(patch("doc", "d1", `{"dueAt":"4"}`), 6), 8)
 	h.apply(baseVersion(patch("doc", "d1", `{"note":"m"}`), 5), 9)
 	wantBytes(t, "final", h.get("doc", "d1").Properties, `{"dueAt":"4","note":"m","startAt":"2","title":"b"}`)
+	h.wantRawPull()
 }
 
 const taskDef = `{

@@ -93,6 +93,7 @@ func testPull(t *testing.T, open OpenFunc) {
 		_, err := h.log.Pull(h.ctx, "s", tc.after, tc.limit)
 		wantCode(t, fmt.Sprintf("pull(%d, %d)", tc.after, tc.limit), err, problem.BadRequest)
 	}
+	h.wantRawPull()
 }
 
 // wantWholeCommit checks a pulled commit: ordinals, versions, receipt,

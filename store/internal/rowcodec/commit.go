@@ -42,11 +42,7 @@ func DecodeChanges(s string) ([]store.Change, error) {
 		cs = []store.Change{}
 	}
 	for i := range cs {
-		unsnapshot(cs[i].Before)
-		unsnapshot(cs[i].After)
-		if cs[i].ConflictGroups == nil {
-			cs[i].ConflictGroups = []string{}
-		}
+		store.NormalizeChange(&cs[i])
 	}
 	return cs, nil
 }
@@ -86,20 +82,8 @@ func SecondEntity(c *store.Commit) (*store.EntityKey, error) {
 	return second, nil
 }
 
-// normalReceipt returns r with nil Accepted and Rejected made empty, so
-// JSON shows [].
-func normalReceipt(r store.Receipt) store.Receipt {
-	if r.Accepted == nil {
-		r.Accepted = []string{}
-	}
-	if r.Rejected == nil {
-		r.Rejected = []store.RejectedProperty{}
-	}
-	return r
-}
-
 // EncodeReceipt encodes a commit's receipt, nil lists as [].
-func EncodeReceipt(r store.Receipt) (string, error) { return Marshal(normalReceipt(r)) }
+func EncodeReceipt(r store.Receipt) (string, error) { return Marshal(store.NormalizeReceipt(r)) }
 
 // DecodeReceipt decodes a commit's receipt, nil lists as empty.
 func DecodeReceipt(s string) (store.Receipt, error) {
@@ -107,5 +91,5 @@ func DecodeReceipt(s string) (store.Receipt, error) {
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return r, fmt.Errorf("decode receipt: %w", err)
 	}
-	return normalReceipt(r), nil
+	return store.NormalizeReceipt(r), nil
 }

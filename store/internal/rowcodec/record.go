@@ -67,19 +67,6 @@ func snapshot(r *store.Record) *store.Record {
 	return &c
 }
 
-// unsnapshot normalizes a decoded snapshot in place: links never nil,
-// times in UTC at microsecond precision. nil is left alone.
-func unsnapshot(r *store.Record) {
-	if r == nil {
-		return
-	}
-	if r.Links == nil {
-		r.Links = []store.Link{}
-	}
-	r.CreatedAt = microUTC(r.CreatedAt)
-	r.UpdatedAt = microUTC(r.UpdatedAt)
-}
-
 // EncodeSnapshot encodes a stored receipt's entity; nil gives nil (SQL
 // NULL).
 func EncodeSnapshot(r *store.Record) (*string, error) {
@@ -103,6 +90,6 @@ func DecodeSnapshot(s *string) (*store.Record, error) {
 	if err := json.Unmarshal([]byte(*s), &r); err != nil {
 		return nil, fmt.Errorf("decode snapshot: %w", err)
 	}
-	unsnapshot(&r)
+	store.NormalizeSnapshot(&r)
 	return &r, nil
 }

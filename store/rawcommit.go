@@ -1,0 +1,126 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// RawCommit is a whole commit with its changes, receipt and provenance
+// kept as the stored JSON: a reader that only forwards commits (the log
+// pull) need not decode them. encoding/json renders a RawCommit byte for
+// byte as it renders the Commit that Decode returns.
+type RawCommit struct {
+	Row
+	Changes    json.RawMessage `json:"changes"`
+	Receipt    json.RawMessage `json:"receipt"`
+	Provenance json.RawMessage `json:"provenance"`
+}
+
+// ChangeCount returns the number of changes without decoding them: the
+// elements of the stored JSON array.
+func (r *RawCommit) ChangeCount() int { return arrayLen(r.Changes) }
+
+// Decode returns the commit with its JSON decoded and normalized as the
+// drivers' Commits return it (NormalizeChange, NormalizeReceipt).
+func (r *RawCommit) Decode() (Commit, error) {
+	c := Commit{Row: r.Row, Changes: []Change{}}
+	if err := json.Unmarshal(r.Changes, &c.Changes); err != nil {
+		return c, fmt.Errorf("seq %d: decode changes: %w", r.Seq, err)
+	}
+	if c.Changes == nil {
+		c.Changes = []Change{}
+	}
+	for i := range c.Changes {
+		NormalizeChange(&c.Changes[i])
+	}
+	if len(r.Receipt) > 0 {
+		if err := json.Unmarshal(r.Receipt, &c.Receipt); err != nil {
+			return c, fmt.Errorf("seq %d: decode receipt: %w", r.Seq, err)
+		}
+		c.Receipt = NormalizeReceipt(c.Receipt)
+	}
+	if err := json.Unmarshal(r.Provenance, &c.Provenance); err != nil {
+		return c, fmt.Errorf("seq %d: decode provenance: %w", r.Seq, err)
+	}
+	return c, nil
+}
+
+// NormalizeChange normalizes a decoded change in place as the drivers
+// store it: snapshots (NormalizeSnapshot) and conflict groups never nil.
+func NormalizeChange(ch *Change) {
+	NormalizeSnapshot(ch.Before)
+	NormalizeSnapshot(ch.After)
+	if ch.ConflictGroups == nil {
+		ch.ConflictGroups = []string{}
+	}
+}
+
+// NormalizeSnapshot normalizes a decoded snapshot in place: links never
+// nil, times in UTC at microsecond precision. nil is left alone.
+func NormalizeSnapshot(r *Record) {
+	if r == nil {
+		return
+	}
+	if r.Links == nil {
+		r.Links = []Link{}
+	}
+	r.CreatedAt = microUTC(r.CreatedAt)
+	r.UpdatedAt = microUTC(r.UpdatedAt)
+}
+
+// NormalizeReceipt returns r with nil Accepted and Rejected made empty, so
+// JSON shows [].
+func NormalizeReceipt(r Receipt) Receipt {
+	if r.Accepted == nil {
+		r.Accepted = []string{}
+	}
+	if r.Rejected == nil {
+		r.Rejected = []RejectedProperty{}
+	}
+	return r
+}
+
+// microUTC normalizes t to UTC at microsecond precision, the precision
+// both drivers store.
+func microUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// arrayLen counts the elements of a JSON array (0 for anything else)
+// without decoding them: the commas at depth one outside strings.
+func arrayLen(raw []byte) int {
+	depth, n, inStr, esc, empty := 0, 0, false, false, true
+	for _, c := range raw {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			depth++
+			if depth == 1 {
+				continue
+			}
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 1:
+			n++
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		if depth >= 1 {
+			empty = false
+		}
+	}
+	if len(raw) == 0 || raw[0] != '[' || empty {
+		return 0
+	}
+	return n + 1
+}
