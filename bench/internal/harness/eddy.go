@@ -12,6 +12,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/watch"
 )
 
 // The stores eddy runs on.
@@ -41,7 +42,10 @@ func OpenEddy(ctx context.Context, c Config, kind string) (*Eddy, error) {
 		return nil, fmt.Errorf("eddy: data dir: %w", err)
 	}
 	e := &Eddy{Kind: kind, dir: dir}
-	cfg := eddy.Config{DataDir: dir, Logger: Discard(), Engine: engine.Options{Logger: Discard(), LeaseTTL: 10 * time.Second}}
+	cfg := eddy.Config{DataDir: dir, Logger: Discard(), Engine: engine.Options{Logger: Discard(), LeaseTTL: 10 * time.Second},
+		// The scenarios open up to 10,000 watch streams with one token:
+		// lift serve's default stream caps (2,048 in all, 256 per token).
+		Watch: watch.Options{MaxStreams: 1 << 20, MaxStreamsPerKey: 1 << 20}}
 	if kind == Postgres {
 		if e.DB, err = NewDatabase(ctx, c.PGAdminURL); err != nil {
 			return nil, err
