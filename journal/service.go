@@ -2,13 +2,12 @@ package journal
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/seal"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 )
@@ -70,8 +69,7 @@ type Service struct {
 	st   store.Store
 	opts Options
 
-	keyMu  sync.Mutex
-	secret []byte // guarded by keyMu; nil until first use
+	secret *seal.Secret // the tokens' server secret, read on first use
 }
 
 // New returns a Service over the log.
@@ -94,7 +92,7 @@ func New(lg *changelog.Log, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Service{log: lg, st: lg.Store(), opts: opts}
+	return &Service{log: lg, st: lg.Store(), opts: opts, secret: seal.NewSecret(lg.Store(), secretName)}
 }
 
 // Client is who a journal request acts for: a user of an application,
@@ -141,20 +139,11 @@ func (s *Service) observe(ev Event) {
 // codec returns the token codec of one space and client, reading the
 // server secret on first use.
 func (s *Service) codec(ctx context.Context, space string, c Client) (codec, error) {
-	s.keyMu.Lock()
-	defer s.keyMu.Unlock()
-	if s.secret == nil {
-		sec, err := s.st.Secret(ctx, secretName, func() ([]byte, error) {
-			b := make([]byte, 32)
-			_, err := rand.Read(b)
-			return b, err
-		})
-		if err != nil {
-			return codec{}, fmt.Errorf("read journal secret: %w", err)
-		}
-		s.secret = sec
+	sec, err := s.secret.Get(ctx)
+	if err != nil {
+		return codec{}, err
 	}
-	return newCodec(s.secret, space, c.User, c.Application), nil
+	return newCodec(sec, space, c.User, c.Application), nil
 }
 
 // settled returns the settled tail of a space at now: the newest commit

@@ -72,8 +72,7 @@ type Service struct {
 	st   store.Store
 	opts Options
 
-	keyMu  sync.Mutex
-	secret []byte // guarded by keyMu; nil until first read
+	secret *seal.Secret // the tokens' server secret, read on first use
 
 	mu      sync.Mutex
 	parsed  map[string]*Definition // by space/name, with the stored JSON; guarded by mu
@@ -103,7 +102,7 @@ func New(lg *changelog.Log, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Service{log: lg, st: lg.Store(), opts: opts,
+	s := &Service{log: lg, st: lg.Store(), opts: opts, secret: seal.NewSecret(lg.Store(), secretName),
 		parsed: map[string]*Definition{}, raws: map[string][]byte{}, schemas: map[string]schemaEntry{}}
 	s.feeds.init(s)
 	return s
@@ -129,20 +128,11 @@ func (s *Service) reset(space, view string, reason Reason, format string, args .
 // codec returns the token codec of one view, reading the server secret
 // on first use.
 func (s *Service) codec(ctx context.Context, space, view string) (codec, error) {
-	s.keyMu.Lock()
-	defer s.keyMu.Unlock()
-	if s.secret == nil {
-		sec, err := s.st.Secret(ctx, secretName, func() ([]byte, error) {
-			b := make([]byte, 32)
-			_, err := rand.Read(b)
-			return b, err
-		})
-		if err != nil {
-			return codec{}, fmt.Errorf("read views secret: %w", err)
-		}
-		s.secret = sec
+	sec, err := s.secret.Get(ctx)
+	if err != nil {
+		return codec{}, err
 	}
-	return newCodec(s.secret, space, view), nil
+	return newCodec(sec, space, view), nil
 }
 
 // View is a saved view as the API shows it.

@@ -10,12 +10,16 @@
 package seal
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 )
 
 const (
@@ -156,3 +160,39 @@ func AppendStr(b []byte, s string) []byte {
 // Done reports whether the payload was consumed exactly, with no
 // shortfall.
 func (r *Reader) Done() bool { return !r.bad && len(r.p) == 0 }
+
+// SecretStore keeps named server secrets (store.Store is one): Secret
+// returns the secret name, storing gen's answer first when it has none.
+type SecretStore interface {
+	Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+}
+
+// Secret is one named server secret, read from its store on first use
+// (created there, 32 random bytes, if the store has none) and kept.
+type Secret struct {
+	st   SecretStore
+	name string
+	mu   sync.Mutex
+	b    []byte // guarded by mu; nil until first read
+}
+
+// NewSecret returns the secret name of st.
+func NewSecret(st SecretStore, name string) *Secret { return &Secret{st: st, name: name} }
+
+// Get returns the secret's bytes.
+func (s *Secret) Get(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b == nil {
+		b, err := s.st.Secret(ctx, s.name, func() ([]byte, error) {
+			b := make([]byte, 32)
+			_, err := rand.Read(b)
+			return b, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read secret %s: %w", s.name, err)
+		}
+		s.b = b
+	}
+	return s.b, nil
+}
