@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // checkPark checks that rows after cause are a chain of n function rows
@@ -50,7 +51,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 		e.t.Fatalf("parked delivery %+v, park row %+v", d, park.Row)
 	}
 	s := e.stances(prev)[trigger]
-	if s.Stance != "matched" || s.Delivery == nil || s.Delivery.ID != d.ID || s.Delivery.Status != store.DeliveryParked {
+	if s.Stance != triggers.StanceMatched || s.Delivery == nil || s.Delivery.ID != d.ID || s.Delivery.Status != store.DeliveryParked {
 		e.t.Fatalf("stance on the parked row %+v", s)
 	}
 	return d
