@@ -181,19 +181,20 @@ func Decide(c Cause, l Limits, spent Spent) Verdict {
 	return v
 }
 
-// Delivery names one delivery and the row that caused it.
-type Delivery struct {
+// Effect is one delivery as causality sees it: its trigger, its id and
+// the row that caused it.
+type Effect struct {
 	Trigger string
 	ID      string
 	Cause   Cause
 }
 
 // Depth returns the delivery's depth: Next(d.Cause).
-func (d Delivery) Depth() int { return Next(d.Cause) }
+func (d Effect) Depth() int { return Next(d.Cause) }
 
 // Via returns how the delivery's writes came: ViaCron when a cron fire
 // row caused it, else ViaTrigger.
-func (d Delivery) Via() string {
+func (d Effect) Via() string {
 	if d.Cause.Op == changelog.OpFire {
 		return ViaCron
 	}
@@ -204,7 +205,7 @@ func (d Delivery) Via() string {
 // authors (changelog.WriteRequest.Provenance): actor trigger:<name>,
 // causedBy the cause's seq, the root of its chain and the delivery's
 // depth.
-func (d Delivery) Provenance(requestID, traceparent string) store.Provenance {
+func (d Effect) Provenance(requestID, traceparent string) store.Provenance {
 	return store.Provenance{
 		Actor:       Actor(d.Trigger),
 		Via:         d.Via(),

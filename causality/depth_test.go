@@ -175,7 +175,7 @@ func TestRootOf(t *testing.T) {
 			t.Errorf("%s: CauseOf(c).RootSeq() = %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	d := Delivery{Trigger: "t", ID: "d", Cause: Cause{Seq: 9, Depth: 0}}
+	d := Effect{Trigger: "t", ID: "d", Cause: Cause{Seq: 9, Depth: 0}}
 	if p := d.Provenance("", ""); p.Root != 9 || p.CausedBy != 9 {
 		t.Fatalf("provenance of a root's delivery = %+v, want root 9", p)
 	}
@@ -212,12 +212,12 @@ func TestDeliveryProvenance(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		d    Delivery
+		d    Effect
 		want store.Provenance
 	}{
-		{"change", Delivery{Trigger: "stamp", ID: "d1", Cause: Cause{Seq: 7, Depth: 2, Op: "patch", Root: 1}},
+		{"change", Effect{Trigger: "stamp", ID: "d1", Cause: Cause{Seq: 7, Depth: 2, Op: "patch", Root: 1}},
 			store.Provenance{Actor: "trigger:stamp", Via: "trigger", RequestID: "rq", Trigger: "stamp", Delivery: "d1", CausedBy: 7, Root: 1, Depth: 3, Traceparent: "tp"}},
-		{"cron", Delivery{Trigger: "nightly", ID: "d2", Cause: Cause{Seq: 3, Op: "fire"}},
+		{"cron", Effect{Trigger: "nightly", ID: "d2", Cause: Cause{Seq: 3, Op: "fire"}},
 			store.Provenance{Actor: "trigger:nightly", Via: "cron", RequestID: "rq", Trigger: "nightly", Delivery: "d2", CausedBy: 3, Root: 3, Depth: 1, Traceparent: "tp"}},
 	}
 	for _, tt := range tests {

@@ -42,7 +42,7 @@ type firePayload struct {
 // depth, so the chain walks through it and any delivery it causes parks
 // quietly (see Decide). Append it with the delivery, in the same write
 // (changelog.WriteRequest.Engine). Never build one for ParkQuietly.
-func NewPark(d Delivery, v Verdict) changelog.EngineRow {
+func NewPark(d Effect, v Verdict) changelog.EngineRow {
 	depth := d.Depth()
 	pp := parkPayload{Trigger: d.Trigger, Depth: depth, Limit: LimitDepth}
 	if v.Limit == LimitBudget {

@@ -10,7 +10,7 @@ import (
 
 func TestNewPark(t *testing.T) {
 	t.Parallel()
-	d := Delivery{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
+	d := Effect{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
 	p := NewPark(d, Decide(d.Cause, Limits{}, Spent{}))
 	if p.Op != changelog.OpPark || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
 		t.Fatalf("park row = %+v", p)
@@ -26,7 +26,7 @@ func TestNewPark(t *testing.T) {
 
 func TestNewParkBudget(t *testing.T) {
 	t.Parallel()
-	d := Delivery{Trigger: "fan", ID: "dlv-3", Cause: Cause{Seq: 80, Depth: 5, Op: "put", Root: 2}}
+	d := Effect{Trigger: "fan", ID: "dlv-3", Cause: Cause{Seq: 80, Depth: 5, Op: "put", Root: 2}}
 	v := Decide(d.Cause, Limits{TriggerBudget: 30}, Spent{Rows: 31})
 	if v.Decision != Park || v.Limit != LimitBudget {
 		t.Fatalf("verdict = %+v", v)
@@ -57,7 +57,7 @@ func TestBudgetParkNeverFloods(t *testing.T) {
 		case Park:
 			parks++
 			spent.Parked = true
-			row := NewPark(Delivery{Trigger: "fan", ID: "d", Cause: c}, v)
+			row := NewPark(Effect{Trigger: "fan", ID: "d", Cause: c}, v)
 			pc := Cause{Seq: 500, Depth: row.Provenance.Depth, Op: row.Op, Root: row.Provenance.Root}
 			if got := Decide(pc, l, Spent{Rows: spent.Rows}).Decision; got != ParkQuietly {
 				t.Fatalf("delivery of a budget park row: %v, want park_quietly", got)
@@ -83,7 +83,7 @@ func TestNewFire(t *testing.T) {
 	if f.Provenance != want {
 		t.Fatalf("provenance = %+v, want %+v", f.Provenance, want)
 	}
-	d := Delivery{Trigger: "mark-overdue", ID: "d", Cause: Cause{Seq: 5, Depth: f.Provenance.Depth, Op: f.Op}}
+	d := Effect{Trigger: "mark-overdue", ID: "d", Cause: Cause{Seq: 5, Depth: f.Provenance.Depth, Op: f.Op}}
 	if d.Depth() != 1 || d.Via() != ViaCron {
 		t.Fatalf("delivery of a fire row: depth %d via %s, want 1 via cron", d.Depth(), d.Via())
 	}
@@ -105,7 +105,7 @@ func TestParkNeverCausesPark(t *testing.T) {
 				break
 			}
 			seq++
-			d := Delivery{Trigger: "loop", ID: "d", Cause: cause}
+			d := Effect{Trigger: "loop", ID: "d", Cause: cause}
 			if dec == Park {
 				parks++
 				row := NewPark(d, v)

@@ -80,8 +80,8 @@ type Trigger struct {
 	// CausalBudget lowers the space's causal budget (the rows one root
 	// write may cause in all) for this trigger's deliveries; 0 means the
 	// space default.
-	CausalBudget int      `json:"causalBudget,omitempty"`
-	Delivery     Delivery `json:"delivery"`
+	CausalBudget int            `json:"causalBudget,omitempty"`
+	Delivery     DeliveryPolicy `json:"delivery"`
 }
 
 // Source is what makes a trigger run: exactly one of Changes and Cron.
@@ -126,8 +126,8 @@ func (c *CronSource) Next(t time.Time) time.Time { return c.sched.Next(t.In(c.lo
 // Location returns the schedule's time zone.
 func (c *CronSource) Location() *time.Location { return c.loc }
 
-// Delivery configures how a trigger's deliveries run.
-type Delivery struct {
+// DeliveryPolicy configures how a trigger's deliveries run.
+type DeliveryPolicy struct {
 	Ordering Ordering `json:"ordering"`
 	// Concurrency bounds the trigger's deliveries in flight (with entity
 	// ordering, at most one of them per entity).
