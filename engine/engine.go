@@ -53,6 +53,9 @@ type Options struct {
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
 	SpaceCap int
+	// SpaceBudget is the causal budget of every space: the rows one root
+	// write may cause in all (default causality.DefaultBudget).
+	SpaceBudget int
 	// Client sends webhook requests (default Egress.Client(): no global
 	// timeout, each request bounded by its attempt's timeout, every
 	// connection checked against Egress). A redirect is never followed,
@@ -150,6 +153,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.SpaceCap <= 0 {
 		o.SpaceCap = causality.DefaultCap
+	}
+	if o.SpaceBudget <= 0 {
+		o.SpaceBudget = causality.DefaultBudget
 	}
 	if o.Client == nil {
 		o.Client = o.Egress.Client()

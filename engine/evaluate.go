@@ -24,8 +24,10 @@ type batch struct {
 	co         triggers.Coalescer
 	failures   []store.FilterFailure
 	parks      []changelog.EngineRow
-	causes     map[string]causality.Cause
-	committed  bool
+	// budgetParks are the roots whose budget park row this batch writes.
+	budgetParks []int64
+	causes      map[string]causality.Cause
+	committed   bool
 }
 
 // evaluate judges one batch of rows above the lowest cursor of the
@@ -65,6 +67,9 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 		sr.readAhead(ctx, end)
 	}
 	batches := sr.judge(active, page.Commits)
+	if err := sr.decide(ctx, batches); err != nil {
+		return false, err
+	}
 	if err := sr.commit(ctx, batches, end); err != nil {
 		return false, err
 	}
@@ -135,10 +140,46 @@ func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[s
 			}
 		}
 	}
-	for _, b := range out {
-		b.decide(sr.e.opts.SpaceCap)
-	}
 	return out
+}
+
+// decide reads what the roots of the batches' deliveries have caused so
+// far, in one query, and applies the causality limits to every delivery.
+func (sr *spaceRun) decide(ctx context.Context, batches map[string]*batch) error {
+	var roots []int64
+	seen := map[int64]bool{}
+	for _, b := range batches {
+		for _, c := range b.causes {
+			if r := c.RootSeq(); !seen[r] {
+				seen[r] = true
+				roots = append(roots, r)
+			}
+		}
+	}
+	spent, err := sr.spent(ctx, roots)
+	if err != nil {
+		return err
+	}
+	for _, b := range batches {
+		b.decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, spent)
+	}
+	return nil
+}
+
+// spent returns the causal budget counters of roots, as causality.Spent.
+func (sr *spaceRun) spent(ctx context.Context, roots []int64) (map[int64]causality.Spent, error) {
+	out := make(map[int64]causality.Spent, len(roots))
+	if len(roots) == 0 {
+		return out, nil
+	}
+	counts, err := sr.e.st.RootCounts(ctx, sr.id, roots)
+	if err != nil {
+		return nil, fmt.Errorf("read root counts: %w", err)
+	}
+	for r, c := range counts {
+		out[r] = causality.Spent{Rows: c.Rows, Parked: c.Parked}
+	}
+	return out, nil
 }
 
 // add creates the delivery of a matched row; with coalesce it replaces
@@ -161,21 +202,34 @@ func (b *batch) add(space string, c *store.Commit, now time.Time) {
 	b.deliveries = append(b.deliveries, d)
 }
 
-// decide applies the causality cap: a delivery past it is parked instead
-// of run, with a park row unless its cause is itself a park row.
-func (b *batch) decide(spaceCap int) {
+// decide applies the causality limits (causality.Decide): a delivery
+// past the depth cap or the causal budget is parked instead of run, with
+// a park row unless its cause is a park row or, for the budget, its root
+// already has its park row. spent holds what each root has caused; a
+// budget park marks its root parked there, so the rest of the
+// evaluation parks quietly.
+func (b *batch) decide(spaceCap, spaceBudget int, spent map[int64]causality.Spent) {
+	lim := causality.Limits{SpaceCap: spaceCap, TriggerCap: b.t.def.CausalityCap,
+		SpaceBudget: spaceBudget, TriggerBudget: b.t.def.CausalBudget}
 	for i := range b.deliveries {
 		d := &b.deliveries[i]
 		cause := b.causes[d.ID]
-		switch causality.Decide(cause, spaceCap, b.t.def.CausalityCap) {
+		root := cause.RootSeq()
+		v := causality.Decide(cause, lim, spent[root])
+		switch v.Decision {
 		case causality.Run:
 			continue
 		case causality.Park:
-			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
+			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}, v))
+			if v.Limit == causality.LimitBudget {
+				s := spent[root]
+				s.Parked = true
+				spent[root] = s
+				b.budgetParks = append(b.budgetParks, root)
+			}
 		}
 		d.Status = store.DeliveryParked
-		d.LastError = fmt.Sprintf("depth %d is past the causality cap %d", d.Depth,
-			causality.Cap(spaceCap, b.t.def.CausalityCap))
+		d.LastError = v.Reason()
 	}
 }
 
@@ -185,6 +239,7 @@ func (b *batch) decide(spaceCap int) {
 func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end int64) error {
 	var advances []store.Advance
 	var parks []changelog.EngineRow
+	var parked []store.RootCount
 	for _, b := range batches {
 		if b.t.state.Cursor >= end {
 			continue
@@ -194,6 +249,9 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 			Deliveries: b.deliveries, Failures: b.failures,
 		})
 		parks = append(parks, b.parks...)
+		for _, r := range b.budgetParks {
+			parked = append(parked, store.RootCount{Root: r, Parked: true})
+		}
 	}
 	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
 	var err error
@@ -202,6 +260,11 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 	} else {
 		_, err = sr.e.log.Write(ctx, changelog.WriteRequest{Space: sr.id, Engine: parks,
 			Effects: func(ctx context.Context, tx store.WriteTx, _ changelog.WriteResult) error {
+				if len(parked) > 0 {
+					if err := tx.RootCountAdd(ctx, parked); err != nil {
+						return err
+					}
+				}
 				return tx.TriggerAdvanceTx(ctx, advances)
 			}})
 	}
