@@ -113,15 +113,32 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 // deliveries and recorded errors; the stance of every row is the one
 // judge's (triggers.Judge), given the index's answer.
 func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
-	idx := sr.indexFor(active)
-	out := make(map[string]*batch, len(active))
-	for name, t := range active {
+	out := newBatches(active)
+	sr.judgeInto(sr.indexFor(active), out, commits, nil)
+	return out
+}
+
+// newBatches returns an empty batch for each trigger.
+func newBatches(ts map[string]*trig) map[string]*batch {
+	out := make(map[string]*batch, len(ts))
+	for name, t := range ts {
 		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
 	}
+	return out
+}
+
+// judgeInto judges the rows for the triggers of out (the index may hold
+// more) and decides each batch, charging every candidate to budget (nil:
+// unbounded). ok false: the budget ran out and out is incomplete.
+func (sr *spaceRun) judgeInto(idx *triggers.Index, out map[string]*batch, commits []store.Commit, budget *triggers.Budget) (ok bool) {
 	now := sr.e.now()
 	for i := range commits {
 		c := &commits[i]
-		for _, r := range idx.Match(triggers.InputOf(c)) {
+		rs, ok := idx.MatchWithin(triggers.InputOf(c), budget)
+		if !ok {
+			return false
+		}
+		for _, r := range rs {
 			b := out[r.Trigger]
 			if b == nil || c.Seq <= b.t.state.Cursor {
 				continue
@@ -138,7 +155,7 @@ func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[s
 	for _, b := range out {
 		b.decide(sr.e.opts.SpaceCap)
 	}
-	return out
+	return true
 }
 
 // add creates the delivery of a matched row; with coalesce it replaces
@@ -183,19 +200,7 @@ func (b *batch) decide(spaceCap int) {
 // cursor to end, in one transaction fenced by the leases; park rows are
 // appended in the same transaction.
 func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end int64) error {
-	var advances []store.Advance
-	var parks []changelog.EngineRow
-	for _, b := range batches {
-		if b.t.state.Cursor >= end {
-			continue
-		}
-		advances = append(advances, store.Advance{
-			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
-			Deliveries: b.deliveries, Errors: b.errors,
-		})
-		parks = append(parks, b.parks...)
-	}
-	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
+	advances, parks := advancesOf(batches, end)
 	var err error
 	if len(parks) == 0 {
 		err = sr.e.st.TriggerAdvance(ctx, sr.id, advances)
@@ -217,13 +222,39 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 	if err != nil {
 		return fmt.Errorf("advance to %d: %w", end, err)
 	}
+	settle(batches, end)
+	return nil
+}
+
+// advancesOf returns the fenced advances that move every batch's cursor
+// to end with its deliveries and errors, by trigger, and the park rows
+// to append with them.
+func advancesOf(batches map[string]*batch, end int64) ([]store.Advance, []changelog.EngineRow) {
+	var advances []store.Advance
+	var parks []changelog.EngineRow
+	for _, b := range batches {
+		if b.t.state.Cursor >= end {
+			continue
+		}
+		advances = append(advances, store.Advance{
+			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
+			Deliveries: b.deliveries, Errors: b.errors,
+		})
+		parks = append(parks, b.parks...)
+	}
+	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
+	return advances, parks
+}
+
+// settle moves the in-memory cursors to end once the advances of
+// advancesOf committed.
+func settle(batches map[string]*batch, end int64) {
 	for _, b := range batches {
 		if b.t.state.Cursor < end {
 			b.t.state.Cursor = end
 			b.committed = true
 		}
 	}
-	return nil
 }
 
 // finish hands the new deliveries to the dispatchers and reports the
