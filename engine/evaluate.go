@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -227,12 +227,13 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 }
 
 // advancesOf returns the fenced advances that move every batch's cursor
-// to end with its deliveries and errors, by trigger, and the park rows
-// to append with them.
+// to end with its deliveries and errors, and the park rows to append
+// with them, both in trigger order.
 func advancesOf(batches map[string]*batch, end int64) ([]store.Advance, []changelog.EngineRow) {
 	var advances []store.Advance
 	var parks []changelog.EngineRow
-	for _, b := range batches {
+	for _, name := range slices.Sorted(maps.Keys(batches)) {
+		b := batches[name]
 		if b.t.state.Cursor >= end {
 			continue
 		}
@@ -242,7 +243,6 @@ func advancesOf(batches map[string]*batch, end int64) ([]store.Advance, []change
 		})
 		parks = append(parks, b.parks...)
 	}
-	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
 	return advances, parks
 }
 
