@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
@@ -220,4 +221,215 @@ func at(s []string, i int) string {
 		return s[i]
 	}
 	return "(none)"
+}
+
+// Past the in-commit budget (candidates or CEL cost) a write's rows are
+// left to the evaluator, which delivers them all the same.
+func TestInCommitBudgetFallsBack(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		opts func(*engine.Options)
+	}{
+		{"candidates", func(o *engine.Options) { o.InCommitCandidates = 2 }},
+		{"cost", func(o *engine.Options) { o.InCommitCost = 1 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := testOptions()
+			tc.opts(&opts)
+			e := newEnv(t, openSQLite(t), opts)
+			e.noop()
+			names := []string{"p", "q", "r"}
+			for _, name := range names {
+				e.trigger(name, `{"source":{"changes":{"types":["a"],"when":"entity != null && entity.properties.n >= 0"}},"function":"noop"}`)
+			}
+			e.settle()
+			// A write may also find the evaluator busy: write until the
+			// budget was what turned the in-commit path away.
+			var seqs []int64
+			for i := 0; i < 50; i++ {
+				seqs = append(seqs, e.write(put("a", fmt.Sprint("x", i), map[string]any{"n": i})))
+				e.settle()
+				if _, skips := engine.InCommitCounts(e.eng); skips > 0 {
+					break
+				}
+			}
+			groups, skips := engine.InCommitCounts(e.eng)
+			if skips == 0 || groups != 0 {
+				t.Fatalf("%d groups judged in their commit, %d left by the budget; want 0 and some", groups, skips)
+			}
+			for _, name := range names {
+				for _, seq := range seqs {
+					if d := e.delivery(name, seq); d.Status != store.DeliverySucceeded {
+						t.Fatalf("delivery of %s for %d: %+v", name, seq, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A write never waits for the evaluator: with the space's evaluator lock
+// held (a slow evaluation), writes commit at once; their rows are
+// delivered once the evaluator gets the lock back.
+func TestInCommitNeverWaitsForTheEvaluator(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite(t), testOptions())
+	e.noop()
+	e.trigger("p", `{"source":{"changes":{"types":["a"]}},"function":"noop"}`)
+	e.settle()
+	var release func()
+	e.eventually("the space runs", func() bool {
+		var ok bool
+		release, ok = engine.HoldSpace(e.eng, space)
+		return ok
+	})
+	before, _ := engine.InCommitCounts(e.eng)
+	seq := e.write(put("a", "x", map[string]any{"n": 1}))
+	seq2 := e.write(put("a", "y", map[string]any{"n": 2}))
+	if after, _ := engine.InCommitCounts(e.eng); after != before {
+		release()
+		t.Fatalf("%d groups judged in their commit while the evaluator held the space", after-before)
+	}
+	release()
+	e.settle()
+	e.delivery("p", seq)
+	e.delivery("p", seq2)
+}
+
+// Many writers into one space at once, with the evaluator and the lease
+// rounds running: every row each trigger matches gets exactly one
+// delivery, whichever path judged it.
+func TestInCommitConcurrentWriters(t *testing.T) {
+	freshDrivers(t, func(t *testing.T, open opener) {
+		e := newEnv(t, open(t), testOptions())
+		e.noop()
+		e.trigger("all", `{"source":{"changes":{"types":["a"]}},"function":"noop"}`)
+		e.trigger("big", `{"source":{"changes":{"types":["a"],"when":"entity != null && entity.properties.n > 5"}},"function":"noop"}`)
+		e.settle()
+		const writers, each = 6, 10
+		errs := make(chan error, writers)
+		for w := range writers {
+			go func() {
+				for i := range each {
+					_, err := e.log.Write(t.Context(), changelog.WriteRequest{Space: space,
+						Mutations:  []changelog.Mutation{put("a", fmt.Sprintf("w%d-%d", w, i), map[string]any{"n": i})},
+						Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.settle()
+		want := map[string][]int64{}
+		for _, c := range e.commits(0) {
+			if c.Type != "a" {
+				continue
+			}
+			want["all"] = append(want["all"], c.Seq)
+			if bigN(c) {
+				want["big"] = append(want["big"], c.Seq)
+			}
+		}
+		for _, name := range []string{"all", "big"} {
+			var got []int64
+			for _, d := range e.deliveries(name) {
+				got = append(got, d.Seq)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want[name]) {
+				t.Fatalf("%s: deliveries for rows %v, want %v", name, got, want[name])
+			}
+		}
+	})
+}
+
+func bigN(c store.Commit) bool {
+	var p struct{ N int }
+	_ = json.Unmarshal(c.Changes[0].After.Properties, &p)
+	return p.N > 5
+}
+
+// A lease lost to another process fences the in-commit advance: the
+// write still commits (run again without judging), and this process
+// writes no delivery and no cursor for the trigger any more.
+func TestInCommitFencedByLostLease(t *testing.T) {
+	freshDrivers(t, func(t *testing.T, open opener) {
+		st := open(t)
+		e := newEnv(t, st, testOptions())
+		e.noop()
+		e.trigger("p", `{"source":{"changes":{"types":["a"]}},"function":"noop"}`)
+		first := e.write(put("a", "x", map[string]any{"n": 1}))
+		e.settle()
+		e.delivery("p", first)
+		// Another process takes the lease over (as if this one's had
+		// expired): the epoch moves on.
+		later := time.Now().Add(time.Hour)
+		if _, ok, err := st.LeaseAcquire(t.Context(), store.LeaseParams{Space: space, Trigger: "p", Owner: "thief", Now: later, TTL: time.Hour}); err != nil || !ok {
+			t.Fatalf("steal the lease: ok %v, %v", ok, err)
+		}
+		for i := range 3 {
+			seq := e.write(put("a", fmt.Sprint("y", i), map[string]any{"n": 2}))
+			stt, err := st.TriggerStateGet(t.Context(), space, "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stt.Cursor != first || stt.Owner != "thief" {
+				t.Fatalf("after the write of %d the state is %+v, want cursor %d held by thief", seq, stt, first)
+			}
+			ds, err := st.DeliveriesAt(t.Context(), space, seq)
+			if err != nil || len(ds) != 0 {
+				t.Fatalf("deliveries of %d: %+v, %v", seq, ds, err)
+			}
+		}
+	})
+}
+
+// Stopping the engine while writers commit: no write fails, nothing
+// races, and writes after Stop judge nothing.
+func TestInCommitStopDuringWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, openSQLite(t), testOptions())
+	e.noop()
+	e.trigger("p", `{"source":{"changes":{"types":["a"]}},"function":"noop"}`)
+	e.settle()
+	const writers = 4
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range 15 {
+				_, err := e.log.Write(t.Context(), changelog.WriteRequest{Space: space,
+					Mutations:  []changelog.Mutation{put("a", fmt.Sprintf("w%d-%d", w, i), map[string]any{"n": i})},
+					Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	if err := e.eng.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups, _ := engine.InCommitCounts(e.eng)
+	e.write(put("a", "after", map[string]any{"n": 1}))
+	if after, _ := engine.InCommitCounts(e.eng); after != groups {
+		t.Fatalf("a write after Stop was judged in its commit")
+	}
 }
