@@ -299,7 +299,7 @@ func (e *Engine) Notify(space string, head int64) {
 	}
 	// A head the in-commit path already judged for every active
 	// trigger leaves the evaluator asleep.
-	if sr := e.spaces[space]; sr != nil && sr.through.Load() < head {
+	if sr := e.spaces[space]; sr != nil && !sr.judged(head) {
 		sr.wake()
 	}
 }

@@ -121,6 +121,9 @@ func (sr *spaceRun) planInCommit(g changelog.InCommitGroup) *inCommitPlan {
 			return nil
 		}
 	}
+	if p.all {
+		sr.judging.Store(p.end)
+	}
 	return p
 }
 
@@ -131,17 +134,20 @@ func (sr *spaceRun) planInCommit(g changelog.InCommitGroup) *inCommitPlan {
 func (sr *spaceRun) settleInCommit(p *inCommitPlan, err error) {
 	defer sr.mu.Unlock()
 	if err != nil {
+		sr.judging.Store(0)
 		if errors.Is(err, store.ErrFenced) {
 			for _, b := range p.batches {
 				b.t.fenced = true
 			}
 		}
+		sr.wake() // a notification skipped while judging
 		return
 	}
 	settle(p.batches, p.end)
 	if p.all && sr.through.Load() < p.end {
 		sr.through.Store(p.end)
 	}
+	sr.judging.Store(0)
 	sr.e.inCommitGroups.Add(1)
 	sr.finish(p.batches, bySeq(p.commits), time.Since(p.started), len(p.commits))
 }

@@ -39,6 +39,12 @@ type spaceRun struct {
 	// read without it by Notify: a commit at or below it needs no
 	// evaluation).
 	through atomic.Int64
+	// judging is the end of the group being judged in its commit when
+	// that judging covers every active trigger (0: none): its commit's
+	// notification (PostgreSQL's NOTIFY may overtake settleInCommit)
+	// needs no evaluation either; a judging that fails wakes the
+	// evaluator itself.
+	judging atomic.Int64
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
@@ -100,6 +106,12 @@ func (sr *spaceRun) drop(name string) {
 		sr.e.drains.stop(t.disp, nil)
 		delete(sr.trigs, name)
 	}
+}
+
+// judged reports whether the in-commit path judged, or is judging,
+// every active trigger through head.
+func (sr *spaceRun) judged(head int64) bool {
+	return head >= 0 && (head <= sr.through.Load() || head <= sr.judging.Load())
 }
 
 func (sr *spaceRun) wake() {
