@@ -139,7 +139,7 @@ func runScenario(t *testing.T, st store.Store, sc scenario, opts engine.Options)
 			s := e.stances(c.Seq)[name]
 			d := ""
 			if s.Delivery != nil {
-				d = s.Delivery.Status
+				d = string(s.Delivery.Status)
 			}
 			out.stances = append(out.stances, fmt.Sprintf("%d %s %s %q %s", c.Seq, name, s.Stance, s.Error, d))
 		}

@@ -249,10 +249,10 @@ func (x *Index) Len() int { return len(x.entries) }
 // trigger that matches in.Row (StanceMatched) or whose `when` raised an
 // error on it (StanceError). Triggers absent from the answer did not
 // match. A record that cannot be decoded is an error (ErrBadInput) for
-// the triggers that read it. An Input without a row matches nothing.
+// the triggers that read it. A Subject without a row matches nothing.
 // Match does not judge echo, coalescing, start or cursors: that is the
 // evaluator's work.
-func (x *Index) Match(in Input) []Result {
+func (x *Index) Match(in Subject) []Result {
 	out, _ := x.MatchWithin(in, nil)
 	return out
 }
@@ -279,7 +279,7 @@ func (b *Budget) charge(c uint64) bool {
 // MatchWithin is Match charging every candidate to b before judging it
 // (nil b: no bound). ok false means the budget ran out on this row: the
 // answer is incomplete and must be dropped.
-func (x *Index) MatchWithin(in Input, b *Budget) (out []Result, ok bool) {
+func (x *Index) MatchWithin(in Subject, b *Budget) (out []Result, ok bool) {
 	if in.Row == nil {
 		return nil, true
 	}
@@ -316,7 +316,7 @@ func (e *entry) cost() uint64 {
 
 // matchNaive judges in with every indexed trigger's prefilter and
 // program: the reference Match must agree with.
-func (x *Index) matchNaive(in Input) []Result {
+func (x *Index) matchNaive(in Subject) []Result {
 	if in.Row == nil {
 		return nil
 	}
