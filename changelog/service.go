@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/problem"
@@ -29,6 +30,8 @@ type Log struct {
 	cache   writeCache
 	// probe tunes how ambiguous commits are resolved (see resolve).
 	probing probeTuning
+	// inCommit is the hook of SetInCommit; nil: none.
+	inCommit atomic.Pointer[InCommit]
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -118,15 +118,33 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 // deliveries and recorded errors; the stance of every row is the one
 // judge's (triggers.Judge), given the index's answer.
 func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
-	idx := sr.indexFor(active)
-	out := make(map[string]*batch, len(active))
-	for name, t := range active {
+	out := newBatches(active)
+	sr.judgeInto(sr.indexFor(active), out, commits, nil)
+	return out
+}
+
+// newBatches returns an empty batch for each trigger.
+func newBatches(ts map[string]*trig) map[string]*batch {
+	out := make(map[string]*batch, len(ts))
+	for name, t := range ts {
 		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
 	}
+	return out
+}
+
+// judgeInto judges the rows for the triggers of out (the index may hold
+// more) and builds each batch's deliveries and failures (the caller then
+// decides them: spaceRun.decide, or planInCommit), charging every candidate to budget (nil:
+// unbounded). ok false: the budget ran out and out is incomplete.
+func (sr *spaceRun) judgeInto(idx *triggers.Index, out map[string]*batch, commits []store.Commit, budget *triggers.Budget) (ok bool) {
 	now := sr.e.now()
 	for i := range commits {
 		c := &commits[i]
-		for _, r := range idx.Match(triggers.SubjectOf(c)) {
+		rs, ok := idx.MatchWithin(triggers.SubjectOf(c), budget)
+		if !ok {
+			return false
+		}
+		for _, r := range rs {
 			b := out[r.Trigger]
 			if b == nil || c.Seq <= b.t.state.Cursor {
 				continue
@@ -140,7 +158,7 @@ func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[s
 			}
 		}
 	}
-	return out
+	return true
 }
 
 // decide reads what the roots of the batches' deliveries have caused so
@@ -237,23 +255,7 @@ func (b *batch) decide(spaceCap, spaceBudget int, spent map[int64]causality.Spen
 // cursor to end, in one transaction fenced by the leases; park rows are
 // appended in the same transaction.
 func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end int64) error {
-	var advances []store.Advance
-	var parks []changelog.EngineRow
-	var parked []store.RootCount
-	for _, b := range batches {
-		if b.t.state.Cursor >= end {
-			continue
-		}
-		advances = append(advances, store.Advance{
-			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
-			Deliveries: b.deliveries, Failures: b.failures,
-		})
-		parks = append(parks, b.parks...)
-		for _, r := range b.budgetParks {
-			parked = append(parked, store.RootCount{Root: r, Parked: true})
-		}
-	}
-	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
+	advances, parks, parked := advancesOf(batches, end)
 	var err error
 	if len(parks) == 0 {
 		err = sr.e.st.TriggerAdvance(ctx, sr.id, advances)
@@ -280,13 +282,44 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 	if err != nil {
 		return fmt.Errorf("advance to %d: %w", end, err)
 	}
+	settle(batches, end)
+	return nil
+}
+
+// advancesOf returns the fenced advances that move every batch's cursor
+// to end with its deliveries and errors, the park rows to append with
+// them, both in trigger order, and the roots whose budget park row they
+// hold (to mark parked in the same transaction).
+func advancesOf(batches map[string]*batch, end int64) ([]store.Advance, []changelog.EngineRow, []store.RootCount) {
+	var advances []store.Advance
+	var parks []changelog.EngineRow
+	var parked []store.RootCount
+	for _, name := range slices.Sorted(maps.Keys(batches)) {
+		b := batches[name]
+		if b.t.state.Cursor >= end {
+			continue
+		}
+		advances = append(advances, store.Advance{
+			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
+			Deliveries: b.deliveries, Failures: b.failures,
+		})
+		parks = append(parks, b.parks...)
+		for _, r := range b.budgetParks {
+			parked = append(parked, store.RootCount{Root: r, Parked: true})
+		}
+	}
+	return advances, parks, parked
+}
+
+// settle moves the in-memory cursors to end once the advances of
+// advancesOf committed.
+func settle(batches map[string]*batch, end int64) {
 	for _, b := range batches {
 		if b.t.state.Cursor < end {
 			b.t.state.Cursor = end
 			b.committed = true
 		}
 	}
-	return nil
 }
 
 // finish hands the new deliveries to the dispatchers and reports the

@@ -59,7 +59,10 @@ type Program struct {
 	// bounded: costBound proves the runtime cost within the limit, so
 	// the program runs without a cost tracker (see cost.go, index.go).
 	bounded bool
-	guards  []guard
+	// bound is the most one evaluation can cost: costBound's proof when
+	// bounded, else the limit the cost tracker enforces.
+	bound  uint64
+	guards []guard
 }
 
 // Compile compiles and type-checks src, which must yield a bool (or dyn,
@@ -83,9 +86,10 @@ func compile(field, src string, limit uint64) (*Program, error) {
 	}
 	expr := ast.NativeRep().Expr()
 	bound, finite := costBound(expr)
-	p := &Program{src: src, bounded: finite && bound <= limit}
+	p := &Program{src: src, bounded: finite && bound <= limit, bound: bound}
 	opts := []cel.ProgramOption{}
 	if !p.bounded {
+		p.bound = limit
 		opts = append(opts, cel.CostLimit(limit))
 	}
 	prg, err := env.Program(ast, opts...)
@@ -108,6 +112,11 @@ func compileError(field string, iss *cel.Issues) error {
 	return fieldError(field, "line %d, column %d: %s", line, col, msg).
 		With("position", map[string]int{"line": line, "column": col})
 }
+
+// CostBound returns the most one evaluation of the program can cost in
+// CEL cost units: the static bound when it is proven, else the cost
+// limit it runs under.
+func (p *Program) CostBound() uint64 { return p.bound }
 
 // String returns the expression's source.
 func (p *Program) String() string { return p.src }
