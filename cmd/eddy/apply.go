@@ -129,7 +129,7 @@ func (a *app) apply(cmd *cobra.Command, f applyFlags, sections []applySection) e
 	if err != nil {
 		return in.locate(err)
 	}
-	if a.output != "" {
+	if a.formatted() {
 		return a.show(view{value: ans, kind: "definition"}, false)
 	}
 	diff := cmd.Name() == "diff"

@@ -203,7 +203,7 @@ func TestApplySecretFromEnv(t *testing.T) {
 	if !strings.Contains(out, "fromEnv: EDDY_TEST_HOOK_SECRET") || strings.Contains(out, "whsec_") {
 		t.Fatalf("export:\n%s", out)
 	}
-	if got := s.run(t, "functions", "get", "hook").ok(t).stdout; strings.Contains(got, "whsec_") || !strings.Contains(got, `"fromEnv": "EDDY_TEST_HOOK_SECRET"`) {
+	if got := s.run(t, "functions", "get", "hook", "-o", "yaml").ok(t).stdout; strings.Contains(got, "whsec_") || !strings.Contains(got, "fromEnv: EDDY_TEST_HOOK_SECRET") {
 		t.Fatalf("functions get:\n%s", got)
 	}
 	if r := s.runWith(t, cliOptions{stdin: out}, "apply", "-f", "-").ok(t); r.stdout != "function hook unchanged\n" {
