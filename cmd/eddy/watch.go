@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/eddy-run/eddy/client"
@@ -269,14 +270,12 @@ func (a *app) newLiveView() *liveView {
 	return &liveView{color: a.getenv("NO_COLOR") == "" && isTerminal(a.stdout)}
 }
 
-// isTerminal reports whether w is a character device.
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// A terminal answers the terminal ioctls; a character device alone
+	// (such as /dev/null) is no terminal.
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
 // ANSI SGR codes of the live view.
