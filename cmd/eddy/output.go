@@ -66,6 +66,15 @@ type view struct {
 // command prints through show instead of its own default text).
 func (a *app) formatted() bool { return a.output != "" || a.jq != "" }
 
+// refuseFormat is the usage error of -o or --jq on a command that
+// streams without end (it has no one document to format).
+func (a *app) refuseFormat(command string) error {
+	if !a.formatted() {
+		return nil
+	}
+	return usagef("%s streams without end, so -o and --jq do not apply: --json prints its ndjson lines", command)
+}
+
 // checkOutput validates -o and --jq before a command runs (so a bad
 // format fails before a write, not after it).
 func (a *app) checkOutput() error {

@@ -319,4 +319,9 @@ func TestJQ(t *testing.T) {
 	s.run(t, "put", "task", "t9", `{"title": "nine"}`, "--jq", ".[").fails(t, exitUsage, "--jq: ")
 	s.run(t, "get", "task", "t9").fails(t, exitError, "not_found")
 	s.run(t, "get", "task", "t1", "--jq", ".properties.title | error").fails(t, exitError, "--jq: ")
+
+	// Streams have no one document to format.
+	for _, args := range [][]string{{"watch", "--jq", ".id"}, {"views", "watch", "v", "--cursor", "c", "-o", "json"}, {"sync", "v", "--db", "x.db", "-o", "yaml"}} {
+		s.run(t, args...).fails(t, exitUsage, "streams without end, so -o and --jq do not apply: --json prints its ndjson lines")
+	}
 }

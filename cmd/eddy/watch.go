@@ -62,6 +62,9 @@ the current head. Ctrl-C ends the watch with exit 0.`,
   eddy watch --type task --from 120 --json | jq -c .`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			if err := a.refuseFormat("watch"); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("from") {
 				o.from = -1
 			} else if o.from < 0 {
