@@ -22,7 +22,7 @@ type batch struct {
 	t          *trig
 	deliveries []store.Delivery
 	co         triggers.Coalescer
-	errors     []store.StanceError
+	failures   []store.FilterFailure
 	parks      []changelog.EngineRow
 	causes     map[string]causality.Cause
 	committed  bool
@@ -121,7 +121,7 @@ func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[s
 	now := sr.e.now()
 	for i := range commits {
 		c := &commits[i]
-		for _, r := range idx.Match(triggers.InputOf(c)) {
+		for _, r := range idx.Match(triggers.SubjectOf(c)) {
 			b := out[r.Trigger]
 			if b == nil || c.Seq <= b.t.state.Cursor {
 				continue
@@ -129,7 +129,7 @@ func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[s
 			v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
 			switch v.Stance {
 			case triggers.StanceError:
-				b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
+				b.failures = append(b.failures, store.FilterFailure{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
 			case triggers.StanceMatched:
 				b.add(sr.id, c, now)
 			}
@@ -171,7 +171,7 @@ func (b *batch) decide(spaceCap int) {
 		case causality.Run:
 			continue
 		case causality.Park:
-			b.parks = append(b.parks, causality.NewPark(causality.Delivery{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
+			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
 		}
 		d.Status = store.DeliveryParked
 		d.LastError = fmt.Sprintf("depth %d is past the causality cap %d", d.Depth,
@@ -191,7 +191,7 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 		}
 		advances = append(advances, store.Advance{
 			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
-			Deliveries: b.deliveries, Errors: b.errors,
+			Deliveries: b.deliveries, Failures: b.failures,
 		})
 		parks = append(parks, b.parks...)
 	}

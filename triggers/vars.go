@@ -13,23 +13,23 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// ErrBadInput marks an Input that cannot be judged: no row, or a record
+// ErrBadInput marks an Subject that cannot be judged: no row, or a record
 // whose properties are not JSON. A program that reads such a record
 // raises an error wrapping it.
 var ErrBadInput = errors.New("bad trigger input")
 
-// vars is the CEL activation of one Input. Each variable is converted on
+// vars is the CEL activation of one Subject. Each variable is converted on
 // first use and kept, so the programs judging one row share the work and
 // a row judged only on `row` never decodes its records. A vars is used
 // by one goroutine.
 type vars struct {
-	in                  Input
+	in                  Subject
 	row, entity, before ref.Val
 }
 
 var _ interpreter.Activation = (*vars)(nil)
 
-func newVars(in Input) *vars { return &vars{in: in} }
+func newVars(in Subject) *vars { return &vars{in: in} }
 
 // ResolveName implements interpreter.Activation.
 func (v *vars) ResolveName(name string) (any, bool) {
