@@ -94,6 +94,11 @@ func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
 // receipt and provenance stay the stored JSON, not decoded (decode one
 // with store.RawCommit.Decode when a value is needed).
 func (l *Log) PullRaw(ctx context.Context, space string, after int64, limit int) (RawPullPage, error) {
+	return l.PullRawWith(ctx, space, after, limit, PullOptions{})
+}
+
+// PullRawWith is PullRaw with options.
+func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit int, opts PullOptions) (RawPullPage, error) {
 	if limit < 1 {
 		return RawPullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
@@ -105,7 +110,7 @@ func (l *Log) PullRaw(ctx context.Context, space string, after int64, limit int)
 	if after == sp.Head {
 		return page, nil
 	}
-	commits, err := l.st.RawCommits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1})
+	commits, err := l.st.RawCommits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts})
 	if err != nil {
 		return RawPullPage{}, fmt.Errorf("pull: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +30,9 @@ type batch struct {
 }
 
 // evaluate judges one batch of rows above the lowest cursor of the
-// active change triggers, creates the deliveries and advances every
-// cursor in one transaction. more reports that rows remain.
+// active change triggers (up to catchUpPages of them while catching up),
+// creates the deliveries and advances every cursor in one transaction.
+// more reports that rows remain.
 func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
@@ -60,16 +62,64 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 		return false, nil
 	}
 	end := page.Commits[len(page.Commits)-1].Seq
-	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", len(page.Commits)))
 	if page.HasMore {
 		sr.readAhead(ctx, end)
 	}
-	batches := sr.judge(active, page.Commits)
+	batches, matched, err := sr.judgeRaw(active, page.Commits)
+	if err != nil {
+		return false, fmt.Errorf("judge after %d: %w", lo, err)
+	}
+	rows, more := len(page.Commits), page.HasMore
+	for pages := 1; more && pages < catchUpPages && pendingOf(batches) < sr.e.opts.Batch; pages++ {
+		next, err := sr.read(ctx, end)
+		if err != nil || len(next.Commits) == 0 {
+			break // the next evaluation reads it again
+		}
+		if next.HasMore {
+			sr.readAhead(ctx, next.Commits[len(next.Commits)-1].Seq)
+		}
+		nb, nm, err := sr.judgeRaw(active, next.Commits)
+		if err != nil {
+			break
+		}
+		merge(batches, nb)
+		maps.Copy(matched, nm)
+		end, rows, more = next.Commits[len(next.Commits)-1].Seq, rows+len(next.Commits), next.HasMore
+	}
+	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", rows))
 	if err := sr.commit(ctx, batches, end); err != nil {
 		return false, err
 	}
-	sr.finish(batches, bySeq(page.Commits), time.Since(started), len(page.Commits))
-	return page.HasMore, nil
+	sr.finish(batches, matched, time.Since(started), rows)
+	return more, nil
+}
+
+// catchUpPages bounds the pages one evaluation judges while it catches
+// up (more pages wait to be read). Each page is judged, coalesced and
+// capped as its own batch, as a backtest pages; their deliveries, errors
+// and cursor moves share one transaction, so a catch-up pays one commit
+// for up to catchUpPages pages (or Batch pending deliveries and errors).
+const catchUpPages = 8
+
+// pendingOf counts the deliveries and errors the batches would write.
+func pendingOf(batches map[string]*batch) int {
+	n := 0
+	for _, b := range batches {
+		n += len(b.deliveries) + len(b.errors)
+	}
+	return n
+}
+
+// merge adds the work of the next page's batches to batches, trigger by
+// trigger; both were judged from the same cursors.
+func merge(batches, next map[string]*batch) {
+	for name, nb := range next {
+		b := batches[name]
+		b.deliveries = append(b.deliveries, nb.deliveries...)
+		b.errors = append(b.errors, nb.errors...)
+		b.parks = append(b.parks, nb.parks...)
+		maps.Copy(b.causes, nb.causes)
+	}
 }
 
 // prefetch is a page read ahead while the previous one is judged and
@@ -77,13 +127,13 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 type prefetch struct {
 	after int64
 	done  chan struct{}
-	page  changelog.PullPage
+	page  changelog.RawPullPage
 	err   error
 }
 
 // read returns the page after the position, from the read-ahead when it
 // read that position.
-func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, error) {
+func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.RawPullPage, error) {
 	if p := sr.ahead; p != nil {
 		sr.ahead = nil
 		if p.after == after {
@@ -93,10 +143,12 @@ func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, 
 			}
 		}
 	}
-	return sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
 }
 
 // evalPull reads what the evaluator and the functions need: no receipts.
+// The evaluator reads pages raw and decodes only the commits it must
+// (judgeRaw).
 var evalPull = changelog.PullOptions{NoReceipts: true}
 
 // readAhead starts reading the page after the position.
@@ -105,40 +157,67 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 	sr.ahead = p
 	sr.wg.Go(func() {
 		defer close(p.done)
-		p.page, p.err = sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
 	})
 }
 
-// judge runs the rows through the match index and builds each trigger's
-// deliveries and recorded errors; the stance of every row is the one
-// judge's (triggers.Judge), given the index's answer.
-func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
+// judgeRaw runs a page as stored through the match index and builds each
+// trigger's deliveries and recorded errors; the stance of every row is
+// the one judge's (triggers.Judge), given the index's answer (judgeRow).
+// A commit's changes are decoded only when a candidate's `when` reads
+// entity or before (triggers.InputOfRaw), and the whole commit only when
+// the index answers for it (a match or an error), to be judged and
+// delivered. It also returns those decoded commits by seq.
+func (sr *spaceRun) judgeRaw(active map[string]*trig, raws []store.RawCommit) (map[string]*batch, map[int64]*store.Commit, error) {
 	idx := sr.indexFor(active)
-	out := make(map[string]*batch, len(active))
-	for name, t := range active {
-		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
-	}
+	out := newBatches(active)
+	decoded := map[int64]*store.Commit{}
 	now := sr.e.now()
-	for i := range commits {
-		c := &commits[i]
-		for _, r := range idx.Match(triggers.InputOf(c)) {
-			b := out[r.Trigger]
-			if b == nil || c.Seq <= b.t.state.Cursor {
-				continue
-			}
-			v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
-			switch v.Stance {
-			case triggers.StanceError:
-				b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
-			case triggers.StanceMatched:
-				b.add(sr.id, c, now)
-			}
+	for i := range raws {
+		rs := idx.Match(triggers.InputOfRaw(&raws[i]))
+		if len(rs) == 0 {
+			continue
 		}
+		c, err := raws[i].Decode()
+		if err != nil {
+			return nil, nil, err
+		}
+		decoded[c.Seq] = &c
+		sr.judgeRow(out, rs, &c, now)
 	}
 	for _, b := range out {
 		b.decide(sr.e.opts.SpaceCap)
 	}
+	return out, decoded, nil
+}
+
+// newBatches returns an empty batch for each trigger.
+func newBatches(ts map[string]*trig) map[string]*batch {
+	out := make(map[string]*batch, len(ts))
+	for name, t := range ts {
+		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
+	}
 	return out
+}
+
+// judgeRow records the stance of every trigger the index answered for on
+// the commit c (rs): an error, or a delivery when the one judge
+// (triggers.Judge) says matched. Triggers whose cursor is past c are
+// left alone.
+func (sr *spaceRun) judgeRow(out map[string]*batch, rs []triggers.Result, c *store.Commit, now time.Time) {
+	for _, r := range rs {
+		b := out[r.Trigger]
+		if b == nil || c.Seq <= b.t.state.Cursor {
+			continue
+		}
+		v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
+		switch v.Stance {
+		case triggers.StanceError:
+			b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
+		case triggers.StanceMatched:
+			b.add(sr.id, c, now)
+		}
+	}
 }
 
 // add creates the delivery of a matched row; with coalesce it replaces
@@ -243,15 +322,6 @@ func (sr *spaceRun) finish(batches map[string]*batch, commits map[int64]*store.C
 		sr.e.observe(Event{Space: sr.id, Trigger: name, Kind: "evaluated", Rows: rows, Matched: len(b.deliveries), Parked: parked, Duration: took})
 	}
 	sr.e.progressed()
-}
-
-// bySeq indexes a page's commits by seq.
-func bySeq(cs []store.Commit) map[int64]*store.Commit {
-	m := make(map[int64]*store.Commit, len(cs))
-	for i := range cs {
-		m[cs[i].Seq] = &cs[i]
-	}
-	return m
 }
 
 // skipPruned moves the cursors below the horizon up to it: those rows

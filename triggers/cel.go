@@ -37,11 +37,15 @@ func mustEnv(opts ...cel.EnvOption) *cel.Env {
 
 // Input is what a trigger judges: a wire row, the entity after the change
 // (nil after a delete and on engine rows) and before it (nil on
-// creation).
+// creation). An Input of InputOfRaw holds the commit's stored changes
+// instead, decoded for Entity and Before only when a program reads one.
 type Input struct {
 	Row    *store.Row
 	Entity *store.Record
 	Before *store.Record
+	// raw, when set, is the commit whose primary change gives Entity and
+	// Before on first use.
+	raw *store.RawCommit
 }
 
 // Outcome is one evaluation's verdict: StanceMatched, StanceNotMatched
