@@ -29,6 +29,8 @@ type Log struct {
 	cache   writeCache
 	// probe tunes how ambiguous commits are resolved (see resolve).
 	probing probeTuning
+	// ahead reads sequential raw pullers' next pages (readahead.go).
+	ahead pullAhead
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's
@@ -64,6 +66,7 @@ func (l *Log) Close() error {
 	l.life.Lock()
 	defer l.life.Unlock()
 	l.closed = true
+	l.ahead.close()
 	return nil
 }
 
