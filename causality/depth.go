@@ -140,19 +140,20 @@ func Decide(c Cause, spaceCap, triggerCap int) Decision {
 	}
 }
 
-// Delivery names one delivery and the row that caused it.
-type Delivery struct {
+// Effect is one delivery as causality sees it: its trigger, its id and
+// the row that caused it.
+type Effect struct {
 	Trigger string
 	ID      string
 	Cause   Cause
 }
 
 // Depth returns the delivery's depth: Next(d.Cause).
-func (d Delivery) Depth() int { return Next(d.Cause) }
+func (d Effect) Depth() int { return Next(d.Cause) }
 
 // Via returns how the delivery's writes came: ViaCron when a cron fire
 // row caused it, else ViaTrigger.
-func (d Delivery) Via() string {
+func (d Effect) Via() string {
 	if d.Cause.Op == changelog.OpFire {
 		return ViaCron
 	}
@@ -162,7 +163,7 @@ func (d Delivery) Via() string {
 // Provenance returns the provenance template of the rows the delivery
 // authors (changelog.WriteRequest.Provenance): actor trigger:<name>,
 // causedBy the cause's seq, and the delivery's depth.
-func (d Delivery) Provenance(requestID, traceparent string) store.Provenance {
+func (d Effect) Provenance(requestID, traceparent string) store.Provenance {
 	return store.Provenance{
 		Actor:       Actor(d.Trigger),
 		Via:         d.Via(),

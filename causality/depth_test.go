@@ -120,12 +120,12 @@ func TestDeliveryProvenance(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		d    Delivery
+		d    Effect
 		want store.Provenance
 	}{
-		{"change", Delivery{Trigger: "stamp", ID: "d1", Cause: Cause{Seq: 7, Depth: 2, Op: "patch"}},
+		{"change", Effect{Trigger: "stamp", ID: "d1", Cause: Cause{Seq: 7, Depth: 2, Op: "patch"}},
 			store.Provenance{Actor: "trigger:stamp", Via: "trigger", RequestID: "rq", Trigger: "stamp", Delivery: "d1", CausedBy: 7, Depth: 3, Traceparent: "tp"}},
-		{"cron", Delivery{Trigger: "nightly", ID: "d2", Cause: Cause{Seq: 3, Op: "fire"}},
+		{"cron", Effect{Trigger: "nightly", ID: "d2", Cause: Cause{Seq: 3, Op: "fire"}},
 			store.Provenance{Actor: "trigger:nightly", Via: "cron", RequestID: "rq", Trigger: "nightly", Delivery: "d2", CausedBy: 3, Depth: 1, Traceparent: "tp"}},
 	}
 	for _, tt := range tests {

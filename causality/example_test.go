@@ -14,7 +14,7 @@ func ExampleDecide() {
 	fmt.Println(causality.Decide(api, 0, 0), causality.Next(api))
 	fmt.Println(causality.Decide(deep, 0, 0), causality.Next(deep))
 
-	park := causality.NewPark(causality.Delivery{Trigger: "ping", ID: "d-9", Cause: deep})
+	park := causality.NewPark(causality.Effect{Trigger: "ping", ID: "d-9", Cause: deep})
 	fmt.Println(park.Op, park.Type, park.EntityID, string(park.Payload))
 	// Appended at seq 41, the park row is the cause of whatever it matches.
 	fmt.Println(causality.Decide(causality.Cause{Seq: 41, Depth: park.Provenance.Depth, Op: park.Op}, 0, 0))
@@ -30,7 +30,7 @@ func ExampleDecide() {
 func ExampleMint() {
 	key := []byte("a key of at least thirty-two bytes")
 	now := time.Date(2026, 8, 4, 10, 0, 0, 0, time.UTC)
-	d := causality.Delivery{Trigger: "stamp", ID: "d-1", Cause: causality.Cause{Seq: 7, Depth: 0, Op: "patch"}}
+	d := causality.Effect{Trigger: "stamp", ID: "d-1", Cause: causality.Cause{Seq: 7, Depth: 0, Op: "patch"}}
 	tok, err := causality.Mint(key, d.Claims("default", now.Add(causality.DefaultTokenTTL)))
 	if err != nil {
 		panic(err)

@@ -36,7 +36,7 @@ type firePayload struct {
 // so the chain walks through it and any delivery it causes is past the
 // cap (see Decide). Append it with the delivery, in the same write
 // (changelog.WriteRequest.Engine). Never build one for ParkQuietly.
-func NewPark(d Delivery) changelog.EngineRow {
+func NewPark(d Effect) changelog.EngineRow {
 	depth := d.Depth()
 	payload, _ := json.Marshal(parkPayload{Trigger: d.Trigger, Depth: depth}) // cannot fail
 	return changelog.EngineRow{

@@ -10,7 +10,7 @@ import (
 
 func TestNewPark(t *testing.T) {
 	t.Parallel()
-	d := Delivery{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
+	d := Effect{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
 	p := NewPark(d)
 	if p.Op != changelog.OpPark || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
 		t.Fatalf("park row = %+v", p)
@@ -38,7 +38,7 @@ func TestNewFire(t *testing.T) {
 	if f.Provenance != want {
 		t.Fatalf("provenance = %+v, want %+v", f.Provenance, want)
 	}
-	d := Delivery{Trigger: "mark-overdue", ID: "d", Cause: Cause{Seq: 5, Depth: f.Provenance.Depth, Op: f.Op}}
+	d := Effect{Trigger: "mark-overdue", ID: "d", Cause: Cause{Seq: 5, Depth: f.Provenance.Depth, Op: f.Op}}
 	if d.Depth() != 1 || d.Via() != ViaCron {
 		t.Fatalf("delivery of a fire row: depth %d via %s, want 1 via cron", d.Depth(), d.Via())
 	}
@@ -59,7 +59,7 @@ func TestParkNeverCausesPark(t *testing.T) {
 				break
 			}
 			seq++
-			d := Delivery{Trigger: "loop", ID: "d", Cause: cause}
+			d := Effect{Trigger: "loop", ID: "d", Cause: cause}
 			if dec == Park {
 				parks++
 				row := NewPark(d)

@@ -63,7 +63,7 @@ type Claims struct {
 }
 
 // Claims returns the claims of a token for d in space, valid until exp.
-func (d Delivery) Claims(space string, exp time.Time) Claims {
+func (d Effect) Claims(space string, exp time.Time) Claims {
 	c := Claims{Space: space, Trigger: d.Trigger, Delivery: d.ID, CausedBy: d.Cause.Seq, Depth: d.Depth(), Exp: exp.Unix()}
 	if d.Via() == ViaCron {
 		c.Via = ViaCron

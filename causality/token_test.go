@@ -154,7 +154,7 @@ func TestMintRefuses(t *testing.T) {
 func TestDeliveryClaims(t *testing.T) {
 	t.Parallel()
 	exp := testNow.Add(DefaultTokenTTL)
-	d := Delivery{Trigger: "nightly", ID: "d-2", Cause: Cause{Seq: 5, Op: "fire"}}
+	d := Effect{Trigger: "nightly", ID: "d-2", Cause: Cause{Seq: 5, Op: "fire"}}
 	c := d.Claims("default", exp)
 	want := Claims{Space: "default", Trigger: "nightly", Delivery: "d-2", CausedBy: 5, Depth: 1, Via: "cron", Exp: exp.Unix()}
 	if c != want {

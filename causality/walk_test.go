@@ -41,7 +41,7 @@ func chainLog(n int) *fakeLog {
 	for seq := int64(1); seq <= int64(n); seq++ {
 		p := store.Provenance{Actor: "owner", Via: "api"}
 		if seq > 1 {
-			p = Delivery{Trigger: "t", ID: "d" + string(rune('a'+seq)), Cause: Cause{Seq: seq - 1, Depth: int(seq - 2)}}.Provenance("", "")
+			p = Effect{Trigger: "t", ID: "d" + string(rune('a'+seq)), Cause: Cause{Seq: seq - 1, Depth: int(seq - 2)}}.Provenance("", "")
 		}
 		f.commits[seq] = store.Commit{Row: store.Row{Seq: seq, Op: "patch"}, Provenance: p}
 	}

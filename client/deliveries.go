@@ -13,13 +13,13 @@ import (
 // Delivery statuses: pending → running → succeeded | retrying | failed,
 // plus parked (over the causality cap) and discarded.
 const (
-	DeliveryPending   = store.DeliveryPending
-	DeliveryRunning   = store.DeliveryRunning
-	DeliverySucceeded = store.DeliverySucceeded
-	DeliveryRetrying  = store.DeliveryRetrying
-	DeliveryFailed    = store.DeliveryFailed
-	DeliveryParked    = store.DeliveryParked
-	DeliveryDiscarded = store.DeliveryDiscarded
+	DeliveryPending   = string(store.DeliveryPending)
+	DeliveryRunning   = string(store.DeliveryRunning)
+	DeliverySucceeded = string(store.DeliverySucceeded)
+	DeliveryRetrying  = string(store.DeliveryRetrying)
+	DeliveryFailed    = string(store.DeliveryFailed)
+	DeliveryParked    = string(store.DeliveryParked)
+	DeliveryDiscarded = string(store.DeliveryDiscarded)
 )
 
 // Delivery is one delivery of a trigger: the row (Seq) and entity it

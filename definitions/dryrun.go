@@ -93,7 +93,7 @@ func (s *Service) TestFunction(ctx context.Context, space, name string, p TestPa
 		res.Request, err = webhookRequest(f, p.Seq, in)
 		return res, err
 	}
-	d := causality.Delivery{Trigger: p.Trigger, ID: testID(p.Seq), Cause: causality.CauseOf(&c)}
+	d := causality.Effect{Trigger: p.Trigger, ID: testID(p.Seq), Cause: causality.CauseOf(&c)}
 	ms, err := s.runOnce(ctx, t, f, space, d, &c, in)
 	if err != nil {
 		return TestResult{}, err

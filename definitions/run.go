@@ -55,7 +55,7 @@ func (s *Service) Run(ctx context.Context, space, name string, key store.EntityK
 	if err != nil {
 		return RunResult{}, err
 	}
-	d := causality.Delivery{Trigger: name, ID: newRunID(), Cause: causality.CauseOf(&c)}
+	d := causality.Effect{Trigger: name, ID: newRunID(), Cause: causality.CauseOf(&c)}
 	if err := checkCap(t, d); err != nil {
 		return RunResult{}, err
 	}
@@ -102,7 +102,7 @@ func beforeOf(c store.Commit, key store.EntityKey) *store.Record {
 }
 
 // checkCap refuses a delivery whose depth is past the trigger's cap.
-func checkCap(t *triggers.Trigger, d causality.Delivery) error {
+func checkCap(t *triggers.Trigger, d causality.Effect) error {
 	if !causality.Exceeds(d.Depth(), causality.DefaultCap, t.CausalityCap) {
 		return nil
 	}
@@ -114,7 +114,7 @@ func checkCap(t *triggers.Trigger, d causality.Delivery) error {
 // runOnce runs f once on in through the executor (a webhook gets the
 // delivery's Eddy-Cause token, like the engine's deliveries) and returns
 // its actions.
-func (s *Service) runOnce(ctx context.Context, t *triggers.Trigger, f *functions.Function, space string, d causality.Delivery, c *store.Commit, in functions.Input) ([]changelog.Mutation, error) {
+func (s *Service) runOnce(ctx context.Context, t *triggers.Trigger, f *functions.Function, space string, d causality.Effect, c *store.Commit, in functions.Input) ([]changelog.Mutation, error) {
 	if f.Kind == functions.KindGo && !*f.Registered {
 		return nil, problem.New(problem.Unprocessable, "go handler %q is not registered in this process", f.Handler).
 			With("handler", f.Handler)

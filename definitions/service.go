@@ -60,7 +60,7 @@ type Options struct {
 // uses the same HTTP client, timeout, cause-token keys and clock as a
 // delivery.
 type Executor interface {
-	Invoke(ctx context.Context, space string, t *triggers.Trigger, f *functions.Function, d causality.Delivery, c *store.Commit, in functions.Input) ([]changelog.Mutation, error)
+	Invoke(ctx context.Context, space string, t *triggers.Trigger, f *functions.Function, d causality.Effect, c *store.Commit, in functions.Input) ([]changelog.Mutation, error)
 }
 
 // errNoExecutor answers a run when the Service has no Executor.

@@ -37,43 +37,44 @@ type Status struct {
 	LeaseExpires *Time  `json:"leaseExpires,omitempty"`
 	// Deliveries counts deliveries by status; OldestOpen is the creation
 	// time of the oldest one still open.
-	Deliveries map[string]int `json:"deliveries"`
-	OldestOpen *Time          `json:"oldestOpen,omitempty"`
+	Deliveries map[store.DeliveryStatus]int `json:"deliveries"`
+	OldestOpen *Time                        `json:"oldestOpen,omitempty"`
 }
 
-// Delivery is a delivery as the API shows it.
-type Delivery struct {
-	ID            string          `json:"id"`
-	Trigger       string          `json:"trigger"`
-	Seq           int64           `json:"seq"`
-	Entity        store.EntityKey `json:"entity"`
-	Status        string          `json:"status"`
-	Attempts      int             `json:"attempts"`
-	Depth         int             `json:"depth"`
-	LastError     string          `json:"lastError"`
-	NextAttemptAt *Time           `json:"nextAttemptAt"`
-	CreatedAt     Time            `json:"createdAt"`
-	UpdatedAt     Time            `json:"updatedAt"`
+// DeliveryInfo is a delivery as the API shows it (store.Delivery with
+// wire timestamps and no space).
+type DeliveryInfo struct {
+	ID            string               `json:"id"`
+	Trigger       string               `json:"trigger"`
+	Seq           int64                `json:"seq"`
+	Entity        store.EntityKey      `json:"entity"`
+	Status        store.DeliveryStatus `json:"status"`
+	Attempts      int                  `json:"attempts"`
+	Depth         int                  `json:"depth"`
+	LastError     string               `json:"lastError"`
+	NextAttemptAt *Time                `json:"nextAttemptAt"`
+	CreatedAt     Time                 `json:"createdAt"`
+	UpdatedAt     Time                 `json:"updatedAt"`
 }
 
 // DeliveryPage is one page of a trigger's deliveries; Next, when set, is
 // the opaque position to pass as after for the following page.
 type DeliveryPage struct {
-	Deliveries []Delivery `json:"deliveries"`
-	Next       string     `json:"next,omitempty"`
+	Deliveries []DeliveryInfo `json:"deliveries"`
+	Next       string         `json:"next,omitempty"`
 }
 
 // DeliveryQuery selects a page of a trigger's deliveries.
 type DeliveryQuery struct {
 	Space    string
 	Trigger  string
-	Statuses []string
+	Statuses []store.DeliveryStatus
 	After    string
 	Limit    int
 }
 
-// Stance is one trigger's verdict on a row.
-type Stance struct {
+// TriggerStance is one trigger's stance on a row, as the API shows it.
+type TriggerStance struct {
 	Trigger  string          `json:"trigger"`
 	Stance   string          `json:"stance"`
 	Delivery *StanceDelivery `json:"delivery,omitempty"`
@@ -82,15 +83,15 @@ type Stance struct {
 
 // StanceDelivery is the delivery a matched row got.
 type StanceDelivery struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Attempts int    `json:"attempts"`
+	ID       string               `json:"id"`
+	Status   store.DeliveryStatus `json:"status"`
+	Attempts int                  `json:"attempts"`
 }
 
 // Stances answers GET .../changes/{seq}/stances.
 type Stances struct {
-	Seq     int64    `json:"seq"`
-	Stances []Stance `json:"stances"`
+	Seq     int64           `json:"seq"`
+	Stances []TriggerStance `json:"stances"`
 }
 
 // FenceResult answers GET .../fence: Done, or the triggers still

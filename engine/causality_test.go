@@ -16,7 +16,7 @@ import (
 // (depth 1..n, each caused by the one before) ended by one engine park
 // row for a parked delivery of trigger at depth n+1, and returns that
 // delivery.
-func checkPark(e *env, cause int64, n int, trigger string) engine.Delivery {
+func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	e.t.Helper()
 	rows := e.commits(cause)
 	if len(rows) != n+1 {
@@ -141,7 +141,7 @@ func TestReleaseParked(t *testing.T) {
 		if problemCode(err) != problem.Conflict {
 			t.Fatalf("second release: %v, want conflict", err)
 		}
-		if msg := err.Error(); msg == "" || !strings.Contains(msg, store.DeliverySucceeded) {
+		if msg := err.Error(); msg == "" || !strings.Contains(msg, string(store.DeliverySucceeded)) {
 			t.Fatalf("conflict %q does not name the status", msg)
 		}
 	})

@@ -318,7 +318,7 @@ func TestRetriesThenFailed(t *testing.T) {
 		}
 		wrong := []struct {
 			name string
-			op   func(context.Context, string, string) (engine.Delivery, error)
+			op   func(context.Context, string, string) (engine.DeliveryInfo, error)
 			id   string
 		}{
 			{"retry a succeeded delivery", e.eng.Retry, fd.ID},

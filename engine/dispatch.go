@@ -299,7 +299,7 @@ func (d *dispatcher) done(it *item, res store.Delivery, err error) {
 	d.running--
 	d.clock++
 	switch {
-	case err != nil || !isOpen(res.Status):
+	case err != nil || !res.Status.Open():
 		d.remove(it.d.ID)
 		d.finished[it.d.ID] = d.clock
 	default:
@@ -342,9 +342,6 @@ func (d *dispatcher) remove(id string) {
 	delete(d.byID, id)
 	d.queue = slices.DeleteFunc(d.queue, func(it *item) bool { return it.d.ID == id })
 }
-
-// isOpen reports a status of a delivery still to run.
-func isOpen(status string) bool { return slices.Contains(store.OpenDeliveryStatuses, status) }
 
 // openDeliveries reads every open delivery of a trigger.
 func (e *Engine) openDeliveries(ctx context.Context, space, trigger string) ([]store.Delivery, error) {

@@ -23,7 +23,7 @@ type batch struct {
 	t          *trig
 	deliveries []store.Delivery
 	co         triggers.Coalescer
-	errors     []store.StanceError
+	failures   []store.FilterFailure
 	parks      []changelog.EngineRow
 	causes     map[string]causality.Cause
 	committed  bool
@@ -105,7 +105,7 @@ const catchUpPages = 8
 func pendingOf(batches map[string]*batch) int {
 	n := 0
 	for _, b := range batches {
-		n += len(b.deliveries) + len(b.errors)
+		n += len(b.deliveries) + len(b.failures)
 	}
 	return n
 }
@@ -116,7 +116,7 @@ func merge(batches, next map[string]*batch) {
 	for name, nb := range next {
 		b := batches[name]
 		b.deliveries = append(b.deliveries, nb.deliveries...)
-		b.errors = append(b.errors, nb.errors...)
+		b.failures = append(b.failures, nb.failures...)
 		b.parks = append(b.parks, nb.parks...)
 		maps.Copy(b.causes, nb.causes)
 	}
@@ -165,7 +165,7 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 // trigger's deliveries and recorded errors; the stance of every row is
 // the one judge's (triggers.Judge), given the index's answer (judgeRow).
 // A commit's changes are decoded only when a candidate's `when` reads
-// entity or before (triggers.InputOfRaw), and the whole commit only when
+// entity or before (triggers.SubjectOfRaw), and the whole commit only when
 // the index answers for it (a match or an error), to be judged and
 // delivered. It also returns those decoded commits by seq.
 func (sr *spaceRun) judgeRaw(active map[string]*trig, raws []store.RawCommit) (map[string]*batch, map[int64]*store.Commit, error) {
@@ -174,7 +174,7 @@ func (sr *spaceRun) judgeRaw(active map[string]*trig, raws []store.RawCommit) (m
 	decoded := map[int64]*store.Commit{}
 	now := sr.e.now()
 	for i := range raws {
-		rs := idx.Match(triggers.InputOfRaw(&raws[i]))
+		rs := idx.Match(triggers.SubjectOfRaw(&raws[i]))
 		if len(rs) == 0 {
 			continue
 		}
@@ -213,7 +213,7 @@ func (sr *spaceRun) judgeRow(out map[string]*batch, rs []triggers.Result, c *sto
 		v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
 		switch v.Stance {
 		case triggers.StanceError:
-			b.errors = append(b.errors, store.StanceError{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
+			b.failures = append(b.failures, store.FilterFailure{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
 		case triggers.StanceMatched:
 			b.add(sr.id, c, now)
 		}
@@ -250,7 +250,7 @@ func (b *batch) decide(spaceCap int) {
 		case causality.Run:
 			continue
 		case causality.Park:
-			b.parks = append(b.parks, causality.NewPark(causality.Delivery{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
+			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
 		}
 		d.Status = store.DeliveryParked
 		d.LastError = fmt.Sprintf("depth %d is past the causality cap %d", d.Depth,
@@ -270,7 +270,7 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 		}
 		advances = append(advances, store.Advance{
 			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
-			Deliveries: b.deliveries, Errors: b.errors,
+			Deliveries: b.deliveries, Failures: b.failures,
 		})
 		parks = append(parks, b.parks...)
 	}

@@ -46,7 +46,7 @@ func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d sto
 	ctx, span := tracer().Start(ctx, "eddy.delivery", opts...)
 	defer span.End()
 	res, err := a.run(ctx)
-	outcome := res.Status
+	outcome := string(res.Status)
 	if err != nil {
 		outcome = "error"
 		span.SetStatus(codes.Error, err.Error())
@@ -136,8 +136,8 @@ func (a *attempt) timeout() time.Duration {
 }
 
 // cause returns the delivery as the causality package sees it.
-func (a *attempt) cause(c store.Commit) causality.Delivery {
-	return causality.Delivery{Trigger: a.d.Trigger, ID: a.d.ID, Cause: causality.CauseOf(&c)}
+func (a *attempt) cause(c store.Commit) causality.Effect {
+	return causality.Effect{Trigger: a.d.Trigger, ID: a.d.ID, Cause: causality.CauseOf(&c)}
 }
 
 // complete records success. With actions, they are written atomically
@@ -180,7 +180,7 @@ func (a *attempt) update(ctx context.Context, u store.DeliveryUpdate) (store.Del
 	return a.applied(u), nil
 }
 
-func (a *attempt) base(status string) store.DeliveryUpdate {
+func (a *attempt) base(status store.DeliveryStatus) store.DeliveryUpdate {
 	return store.DeliveryUpdate{
 		Space: a.space, ID: a.d.ID, Epoch: a.cfg.epoch, From: store.OpenDeliveryStatuses,
 		Status: status, Attempts: a.n,
@@ -246,7 +246,7 @@ func (a *attempt) webhook(ctx context.Context, c store.Commit, in functions.Inpu
 		return a.fail(ctx, err.Error(), 0, true)
 	}
 	running := a.base(store.DeliveryRunning)
-	running.From = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
+	running.From = []store.DeliveryStatus{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryRunning}
 	running.LastError = a.d.LastError
 	if _, err := a.update(ctx, running); err != nil {
 		// Fenced: the lease or the delivery moved; it is not this

@@ -226,13 +226,13 @@ func (e *env) get(typ, id string) map[string]any {
 }
 
 // stances returns trigger → stance of the row seq.
-func (e *env) stances(seq int64) map[string]engine.Stance {
+func (e *env) stances(seq int64) map[string]engine.TriggerStance {
 	e.t.Helper()
 	s, err := e.eng.Stances(e.t.Context(), space, seq)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	out := map[string]engine.Stance{}
+	out := map[string]engine.TriggerStance{}
 	for _, st := range s.Stances {
 		out[st.Trigger] = st
 	}
@@ -240,7 +240,7 @@ func (e *env) stances(seq int64) map[string]engine.Stance {
 }
 
 // deliveries lists a trigger's deliveries with the given statuses.
-func (e *env) deliveries(trigger string, statuses ...string) []engine.Delivery {
+func (e *env) deliveries(trigger string, statuses ...store.DeliveryStatus) []engine.DeliveryInfo {
 	e.t.Helper()
 	page, err := e.eng.Deliveries(e.t.Context(), engine.DeliveryQuery{Space: space, Trigger: trigger, Statuses: statuses, Limit: 1000})
 	if err != nil {
@@ -284,9 +284,9 @@ func (e *env) status(name string) engine.Status {
 }
 
 // delivery returns the one delivery of trigger caused by the row seq.
-func (e *env) delivery(trigger string, seq int64) engine.Delivery {
+func (e *env) delivery(trigger string, seq int64) engine.DeliveryInfo {
 	e.t.Helper()
-	var out []engine.Delivery
+	var out []engine.DeliveryInfo
 	for _, d := range e.deliveries(trigger) {
 		if d.Seq == seq {
 			out = append(out, d)

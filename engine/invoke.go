@@ -20,7 +20,7 @@ import (
 // use it. A webhook's transport failure, non-2xx answer or refused
 // answer is a *functions.CallError; an in-process function's error is
 // returned as the function raised it.
-func (e *Engine) Invoke(ctx context.Context, space string, t *triggers.Trigger, f *functions.Function, d causality.Delivery, c *store.Commit, in functions.Input) ([]changelog.Mutation, error) {
+func (e *Engine) Invoke(ctx context.Context, space string, t *triggers.Trigger, f *functions.Function, d causality.Effect, c *store.Commit, in functions.Input) ([]changelog.Mutation, error) {
 	if t == nil {
 		t = &triggers.Trigger{Name: d.Trigger}
 	}

@@ -44,7 +44,7 @@ func (e *Engine) logOutcome(space string, d store.Delivery) {
 	if d.Status != store.DeliveryRetrying && d.Status != store.DeliveryFailed {
 		return
 	}
-	ok, suppressed := e.logRate.allow(space+"\x00"+d.Trigger+"\x00"+d.Status, time.Now(), deliveryLogEvery)
+	ok, suppressed := e.logRate.allow(space+"\x00"+d.Trigger+"\x00"+string(d.Status), time.Now(), deliveryLogEvery)
 	if !ok {
 		return
 	}
@@ -55,5 +55,5 @@ func (e *Engine) logOutcome(space string, d store.Delivery) {
 	if suppressed > 0 {
 		args = append(args, "suppressed", suppressed)
 	}
-	e.logger.Warn("engine: delivery "+d.Status, args...)
+	e.logger.Warn("engine: delivery "+string(d.Status), args...)
 }

@@ -16,7 +16,7 @@ import (
 // says matched, each succeeded and shown by its stance.
 func expectStances(e *env, trigger string, want map[int64]string) {
 	e.t.Helper()
-	byID := map[string]engine.Delivery{}
+	byID := map[string]engine.DeliveryInfo{}
 	var delivered []int64
 	for _, d := range e.deliveries(trigger) {
 		byID[d.ID] = d

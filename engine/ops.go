@@ -83,7 +83,7 @@ func (e *Engine) statusAt(ctx context.Context, space string, t *triggers.Trigger
 		s.Skipped = []store.SeqRange{}
 	}
 	if s.Deliveries == nil {
-		s.Deliveries = map[string]int{}
+		s.Deliveries = map[store.DeliveryStatus]int{}
 	}
 	if t.Source.Cron != nil {
 		s.Fired = timePtr(st.Fired)
@@ -300,7 +300,7 @@ func (e *Engine) Deliveries(ctx context.Context, q DeliveryQuery) (DeliveryPage,
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("list deliveries: %w", err)
 	}
-	page := DeliveryPage{Deliveries: make([]Delivery, 0, min(len(ds), limit))}
+	page := DeliveryPage{Deliveries: make([]DeliveryInfo, 0, min(len(ds), limit))}
 	for i, d := range ds {
 		if i == limit {
 			last := ds[i-1]
@@ -313,8 +313,8 @@ func (e *Engine) Deliveries(ctx context.Context, q DeliveryQuery) (DeliveryPage,
 }
 
 // view is the API shape of a stored delivery.
-func view(d store.Delivery) Delivery {
-	return Delivery{
+func view(d store.Delivery) DeliveryInfo {
+	return DeliveryInfo{
 		ID: d.ID, Trigger: d.Trigger, Seq: d.Seq, Entity: d.Entity, Status: d.Status,
 		Attempts: d.Attempts, Depth: d.Depth, LastError: d.LastError,
 		NextAttemptAt: timePtr(d.NextAttemptAt), CreatedAt: Time{d.CreatedAt.UTC()}, UpdatedAt: Time{d.UpdatedAt.UTC()},
@@ -323,43 +323,43 @@ func view(d store.Delivery) Delivery {
 
 // The statuses each operator action on a delivery applies to.
 var (
-	RetryFrom   = []string{store.DeliveryFailed}
-	ReleaseFrom = []string{store.DeliveryParked}
-	DiscardFrom = []string{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}
+	RetryFrom   = []store.DeliveryStatus{store.DeliveryFailed}
+	ReleaseFrom = []store.DeliveryStatus{store.DeliveryParked}
+	DiscardFrom = []store.DeliveryStatus{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}
 )
 
 // Retry queues a failed delivery again with a fresh attempt budget.
-func (e *Engine) Retry(ctx context.Context, space, id string) (Delivery, error) {
+func (e *Engine) Retry(ctx context.Context, space, id string) (DeliveryInfo, error) {
 	return e.transition(ctx, space, id, "retry", RetryFrom, store.DeliveryPending, true)
 }
 
 // Release runs a parked delivery (past the causality cap) once more.
-func (e *Engine) Release(ctx context.Context, space, id string) (Delivery, error) {
+func (e *Engine) Release(ctx context.Context, space, id string) (DeliveryInfo, error) {
 	return e.transition(ctx, space, id, "release", ReleaseFrom, store.DeliveryPending, true)
 }
 
 // Discard gives up a delivery that has not succeeded and is not running.
-func (e *Engine) Discard(ctx context.Context, space, id string) (Delivery, error) {
+func (e *Engine) Discard(ctx context.Context, space, id string) (DeliveryInfo, error) {
 	return e.transition(ctx, space, id, "discard", DiscardFrom, store.DeliveryDiscarded, false)
 }
 
 // transition moves a delivery from one of from to status; a delivery in
 // another status is a conflict naming it.
-func (e *Engine) transition(ctx context.Context, space, id, action string, from []string, status string, fresh bool) (Delivery, error) {
+func (e *Engine) transition(ctx context.Context, space, id, action string, from []store.DeliveryStatus, status store.DeliveryStatus, fresh bool) (DeliveryInfo, error) {
 	if _, err := e.log.Space(ctx, space); err != nil {
-		return Delivery{}, err
+		return DeliveryInfo{}, err
 	}
 	d, err := e.st.DeliveryGet(ctx, space, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Delivery{}, problem.New(problem.NotFound, "delivery %q not found", id)
+		return DeliveryInfo{}, problem.New(problem.NotFound, "delivery %q not found", id)
 	}
 	if err != nil {
-		return Delivery{}, fmt.Errorf("delivery %s: %w", id, err)
+		return DeliveryInfo{}, fmt.Errorf("delivery %s: %w", id, err)
 	}
 	if !slices.Contains(from, d.Status) {
-		return Delivery{}, wrongStatus(action, d, from)
+		return DeliveryInfo{}, wrongStatus(action, d, from)
 	}
-	u := store.DeliveryUpdate{Space: space, ID: id, From: []string{d.Status}, Status: status, Attempts: d.Attempts, LastError: d.LastError}
+	u := store.DeliveryUpdate{Space: space, ID: id, From: []store.DeliveryStatus{d.Status}, Status: status, Attempts: d.Attempts, LastError: d.LastError}
 	if fresh {
 		u.Attempts = 0
 	}
@@ -367,12 +367,12 @@ func (e *Engine) transition(ctx context.Context, space, id, action string, from 
 	if errors.Is(err, store.ErrFenced) {
 		cur, gerr := e.st.DeliveryGet(ctx, space, id)
 		if gerr != nil {
-			return Delivery{}, gerr
+			return DeliveryInfo{}, gerr
 		}
-		return Delivery{}, wrongStatus(action, cur, from)
+		return DeliveryInfo{}, wrongStatus(action, cur, from)
 	}
 	if err != nil {
-		return Delivery{}, fmt.Errorf("%s delivery %s: %w", action, id, err)
+		return DeliveryInfo{}, fmt.Errorf("%s delivery %s: %w", action, id, err)
 	}
 	if status == store.DeliveryDiscarded {
 		e.withDispatcher(space, nd.Trigger, func(d *dispatcher) { d.forget(func(x string) bool { return x == id }) })
@@ -382,7 +382,7 @@ func (e *Engine) transition(ctx context.Context, space, id, action string, from 
 	return view(nd), nil
 }
 
-func wrongStatus(action string, d store.Delivery, from []string) error {
+func wrongStatus(action string, d store.Delivery, from []store.DeliveryStatus) error {
 	return problem.New(problem.Conflict, "cannot %s delivery %q: it is %s (want %v)", action, d.ID, d.Status, from).
 		With("status", d.Status)
 }

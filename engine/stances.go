@@ -37,7 +37,7 @@ func (e *Engine) Stances(ctx context.Context, space string, seq int64) (Stances,
 	if err != nil {
 		return Stances{}, err
 	}
-	out := Stances{Seq: seq, Stances: []Stance{}}
+	out := Stances{Seq: seq, Stances: []TriggerStance{}}
 	for _, t := range in.triggers {
 		out.Stances = append(out.Stances, in.judge(t, &c))
 	}
@@ -85,8 +85,8 @@ func (e *Engine) stanceInputs(ctx context.Context, space string, seq int64) (*st
 
 // judge derives one trigger's stance on c through the one judge, from
 // the trigger's stored progress.
-func (in *stanceInputs) judge(t *triggers.Trigger, c *store.Commit) Stance {
-	s := Stance{Trigger: t.Name}
+func (in *stanceInputs) judge(t *triggers.Trigger, c *store.Commit) TriggerStance {
+	s := TriggerStance{Trigger: t.Name}
 	d, delivered := in.deliveries[t.Name]
 	st, known := in.states[t.Name]
 	p := &triggers.Progress{Known: known, Cursor: st.Cursor, Start: st.Start, Skipped: st.Skipped,

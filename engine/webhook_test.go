@@ -191,7 +191,7 @@ func TestDiscardedDeliveryNeverSent(t *testing.T) {
 	d := e.delivery("hook", second)
 	// Behind the engine's back: its dispatcher still queues the delivery.
 	if _, err := e.st.DeliveryUpdate(t.Context(), store.DeliveryUpdate{Space: space, ID: d.ID,
-		From: []string{store.DeliveryPending}, Status: store.DeliveryDiscarded}); err != nil {
+		From: []store.DeliveryStatus{store.DeliveryPending}, Status: store.DeliveryDiscarded}); err != nil {
 		t.Fatal(err)
 	}
 	release()

@@ -26,7 +26,7 @@ const (
 
 // bulkAction is one operator action and the statuses it applies to.
 type bulkAction struct {
-	from []string
+	from []store.DeliveryStatus
 	op   deliveryOp
 }
 
@@ -41,12 +41,12 @@ func (s *Server) bulkActions() map[string]bulkAction {
 
 // bulkBody is the body of POST .../deliveries/bulk.
 type bulkBody struct {
-	Action  string   `json:"action"`
-	Trigger string   `json:"trigger"`
-	Status  []string `json:"status"`
-	When    string   `json:"when"`
-	DryRun  bool     `json:"dryRun"`
-	Expect  *int     `json:"expect"`
+	Action  string                 `json:"action"`
+	Trigger string                 `json:"trigger"`
+	Status  []store.DeliveryStatus `json:"status"`
+	When    string                 `json:"when"`
+	DryRun  bool                   `json:"dryRun"`
+	Expect  *int                   `json:"expect"`
 }
 
 // bulkAnswer says what a bulk operation matched and did.
@@ -59,7 +59,7 @@ type bulkAnswer struct {
 	Done    int  `json:"done"`
 	Skipped int  `json:"skipped"`
 	// Sample (dry run) is the first deliveries it would act on, in order.
-	Sample []engine.Delivery `json:"sample,omitempty"`
+	Sample []engine.DeliveryInfo `json:"sample,omitempty"`
 	// Errors names the first skipped deliveries and why.
 	Errors []bulkError `json:"errors,omitempty"`
 }
@@ -127,7 +127,7 @@ func (s *Server) bulkDeliveries(w http.ResponseWriter, r *http.Request) error {
 // bulkPlan checks a body and returns its action and the statuses it acts
 // on, as listing passes (parkedFirst): those of the action, narrowed to
 // the body's status when given.
-func (s *Server) bulkPlan(b *bulkBody) (bulkAction, [][]string, error) {
+func (s *Server) bulkPlan(b *bulkBody) (bulkAction, [][]store.DeliveryStatus, error) {
 	actions := s.bulkActions()
 	action, ok := actions[b.Action]
 	if !ok {
@@ -142,29 +142,29 @@ func (s *Server) bulkPlan(b *bulkBody) (bulkAction, [][]string, error) {
 			With("field", "action").With("allowed", names)
 	}
 	for _, st := range b.Status {
-		if err := checkDeliveryStatus("status", st); err != nil {
+		if err := checkDeliveryStatus("status", string(st)); err != nil {
 			return bulkAction{}, nil, badRequest("status: unknown delivery status %q", st).With("field", "status")
 		}
 	}
 	statuses := action.from
 	if len(b.Status) > 0 {
-		statuses = slices.DeleteFunc(slices.Clone(action.from), func(st string) bool { return !slices.Contains(b.Status, st) })
+		statuses = slices.DeleteFunc(slices.Clone(action.from), func(st store.DeliveryStatus) bool { return !slices.Contains(b.Status, st) })
 	}
 	if len(statuses) == 0 {
 		return bulkAction{}, nil, badRequest("status: %s applies to %s deliveries, not %s", b.Action,
-			strings.Join(action.from, ", "), strings.Join(b.Status, ", ")).With("field", "status").With("allowed", action.from)
+			joinStrings(action.from), joinStrings(b.Status)).With("field", "status").With("allowed", action.from)
 	}
 	return action, parkedFirst(statuses), nil
 }
 
 // parkedFirst orders statuses so that parked chains come first: each
 // element is the statuses of one listing pass.
-func parkedFirst(statuses []string) [][]string {
-	var passes [][]string
+func parkedFirst(statuses []store.DeliveryStatus) [][]store.DeliveryStatus {
+	var passes [][]store.DeliveryStatus
 	if slices.Contains(statuses, store.DeliveryParked) {
-		passes = append(passes, []string{store.DeliveryParked})
+		passes = append(passes, []store.DeliveryStatus{store.DeliveryParked})
 	}
-	rest := slices.DeleteFunc(slices.Clone(statuses), func(st string) bool { return st == store.DeliveryParked })
+	rest := slices.DeleteFunc(slices.Clone(statuses), func(st store.DeliveryStatus) bool { return st == store.DeliveryParked })
 	if len(rest) > 0 {
 		passes = append(passes, rest)
 	}
@@ -173,8 +173,8 @@ func parkedFirst(statuses []string) [][]string {
 
 // bulkMatches lists the matching deliveries, pass by pass, at most
 // maxBulk (more reports that others matched or were not examined).
-func (s *Server) bulkMatches(ctx context.Context, m *deliveryMatcher, dq engine.DeliveryQuery, passes [][]string) ([]engine.Delivery, bool, error) {
-	var out []engine.Delivery
+func (s *Server) bulkMatches(ctx context.Context, m *deliveryMatcher, dq engine.DeliveryQuery, passes [][]store.DeliveryStatus) ([]engine.DeliveryInfo, bool, error) {
+	var out []engine.DeliveryInfo
 	scanned := 0
 	for _, statuses := range passes {
 		dq.Statuses, dq.After = statuses, ""
@@ -213,7 +213,7 @@ func (s *Server) bulkMatches(ctx context.Context, m *deliveryMatcher, dq engine.
 // operation refuses (it moved on, or its trigger is gone) is skipped;
 // any other failure stops the operation with what it did so far
 // unreported, like any failed request.
-func (s *Server) bulkApply(ctx context.Context, space string, action bulkAction, matches []engine.Delivery, out *bulkAnswer) error {
+func (s *Server) bulkApply(ctx context.Context, space string, action bulkAction, matches []engine.DeliveryInfo, out *bulkAnswer) error {
 	for _, d := range matches {
 		_, err := action.op(ctx, space, d.ID)
 		var pe *problem.Error

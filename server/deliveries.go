@@ -12,13 +12,6 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// deliveryStatuses are the values of the status parameter, in lifecycle
-// order.
-var deliveryStatuses = []string{
-	store.DeliveryPending, store.DeliveryRunning, store.DeliverySucceeded, store.DeliveryRetrying,
-	store.DeliveryFailed, store.DeliveryParked, store.DeliveryDiscarded,
-}
-
 // deliveriesParams are the parameters of GET .../triggers/{name}/deliveries.
 var deliveriesParams = []string{"status", "limit", "after"}
 
@@ -34,7 +27,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParamsSuggest(q, deliveriesParams, []string{"status"}, map[string]string{"statuses": "status"}); err != nil {
 		return err
 	}
-	statuses, err := listValues(q, "status", checkDeliveryStatus)
+	statuses, err := listValues[store.DeliveryStatus](q, "status", checkDeliveryStatus)
 	if err != nil {
 		return err
 	}
@@ -52,7 +45,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if page.Deliveries == nil {
-		page.Deliveries = []engine.Delivery{}
+		page.Deliveries = []engine.DeliveryInfo{}
 	}
 	s.writeJSON(w, r, http.StatusOK, page)
 	return nil
@@ -83,20 +76,20 @@ func (s *Server) seeDeliveries(r *http.Request, space, name string) error {
 
 // checkDeliveryStatus refuses a status that is not a delivery status.
 func checkDeliveryStatus(name, v string) error {
-	if slices.Contains(deliveryStatuses, v) {
+	if slices.Contains(store.DeliveryStatuses, store.DeliveryStatus(v)) {
 		return nil
 	}
-	return problem.Param(name, "unknown delivery status %q (want %s)", v, strings.Join(deliveryStatuses, ", ")).
-		With("allowed", deliveryStatuses)
+	return problem.Param(name, "unknown delivery status %q (want %s)", v, joinStrings(store.DeliveryStatuses)).
+		With("allowed", store.DeliveryStatuses)
 }
 
 // deliveryOp is one operator action on a delivery.
-type deliveryOp func(ctx context.Context, space, id string) (engine.Delivery, error)
+type deliveryOp func(ctx context.Context, space, id string) (engine.DeliveryInfo, error)
 
 // retryDelivery answers POST .../deliveries/{id}/retry: a failed
 // delivery is queued again with a fresh attempt budget.
 func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) error {
-	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.DeliveryInfo, error) {
 		return s.engine.Retry(ctx, space, id)
 	})
 }
@@ -104,7 +97,7 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) error {
 // releaseDelivery answers POST .../deliveries/{id}/release: a parked
 // delivery runs once more, past the causality cap.
 func (s *Server) releaseDelivery(w http.ResponseWriter, r *http.Request) error {
-	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.DeliveryInfo, error) {
 		return s.engine.Release(ctx, space, id)
 	})
 }
@@ -112,7 +105,7 @@ func (s *Server) releaseDelivery(w http.ResponseWriter, r *http.Request) error {
 // discardDelivery answers POST .../deliveries/{id}/discard: a delivery
 // that has not succeeded is given up.
 func (s *Server) discardDelivery(w http.ResponseWriter, r *http.Request) error {
-	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.Delivery, error) {
+	return s.deliveryOperation(w, r, func(ctx context.Context, space, id string) (engine.DeliveryInfo, error) {
 		return s.engine.Discard(ctx, space, id)
 	})
 }
@@ -143,12 +136,12 @@ func (s *Server) deliveryOperation(w http.ResponseWriter, r *http.Request, op de
 
 // listValues splits a plural parameter's repeated, comma-separated
 // values, ignoring empty items and repeats; check judges each value.
-func listValues(q url.Values, name string, check func(name, v string) error) ([]string, error) {
-	var out []string
+func listValues[S ~string](q url.Values, name string, check func(name, v string) error) ([]S, error) {
+	var out []S
 	for _, raw := range q[name] {
 		for item := range strings.SplitSeq(raw, ",") {
 			item = strings.TrimSpace(item)
-			if item == "" || slices.Contains(out, item) {
+			if item == "" || slices.Contains(out, S(item)) {
 				continue
 			}
 			if check != nil {
@@ -156,10 +149,22 @@ func listValues(q url.Values, name string, check func(name, v string) error) ([]
 					return nil, err
 				}
 			}
-			out = append(out, item)
+			out = append(out, S(item))
 		}
 	}
 	return out, nil
+}
+
+// joinStrings joins values of a string type with ", ".
+func joinStrings[S ~string](v []S) string {
+	var b strings.Builder
+	for i, s := range v {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(s))
+	}
+	return b.String()
 }
 
 // checkParamsSuggest is checkParams that first names the right spelling

@@ -11,6 +11,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
 )
 
 func TestDeliveriesWithoutEngine(t *testing.T) {
@@ -72,9 +73,9 @@ func TestDeliveriesValidation(t *testing.T) {
 
 // deliveries lists every delivery of a trigger with the query q,
 // following next, and checks that pages hold at most limit.
-func (e *env) deliveries(t *testing.T, trigger, q string, limit int) []engine.Delivery {
+func (e *env) deliveries(t *testing.T, trigger, q string, limit int) []engine.DeliveryInfo {
 	t.Helper()
-	var out []engine.Delivery
+	var out []engine.DeliveryInfo
 	after := ""
 	for range 100 {
 		path := "/api/v1/spaces/default/triggers/" + trigger + "/deliveries?limit=" + strconv.Itoa(limit) + q
@@ -101,8 +102,8 @@ func (e *env) deliveries(t *testing.T, trigger, q string, limit int) []engine.De
 }
 
 // statuses returns the statuses of ds.
-func statuses(ds []engine.Delivery) []string {
-	out := make([]string, len(ds))
+func statuses(ds []engine.DeliveryInfo) []store.DeliveryStatus {
+	out := make([]store.DeliveryStatus, len(ds))
 	for i, d := range ds {
 		out[i] = d.Status
 	}
@@ -176,7 +177,7 @@ func TestDeliveryTransitions(t *testing.T) {
 		e.putTask(t, "t1", map[string]any{"n": 1})
 		e.call(t, "PUT", "/api/v1/spaces/default/entities/ping/p1", map[string]any{"n": 0}).want(http.StatusCreated)
 
-		var failed, parked []engine.Delivery
+		var failed, parked []engine.DeliveryInfo
 		eventually(t, "a failed delivery", func() bool {
 			failed = e.deliveries(t, "bad", "&status=failed", 10)
 			return len(failed) == 1
@@ -193,7 +194,7 @@ func TestDeliveryTransitions(t *testing.T) {
 		}
 
 		ops := "/api/v1/spaces/default/deliveries/"
-		var d engine.Delivery
+		var d engine.DeliveryInfo
 		// Retry: failed → pending with a fresh budget; it fails again.
 		r := e.call(t, "POST", ops+failed[0].ID+"/retry", nil).want(http.StatusOK)
 		r.decode(&d)
@@ -229,7 +230,7 @@ func TestDeliveryTransitions(t *testing.T) {
 		}
 		eventually(t, "the released delivery to succeed", func() bool {
 			ds := e.deliveries(t, "loop", "", 10)
-			return len(ds) == 3 && slices.Equal(statuses(ds), []string{"succeeded", "succeeded", "parked"})
+			return len(ds) == 3 && slices.Equal(statuses(ds), []store.DeliveryStatus{"succeeded", "succeeded", "parked"})
 		})
 		next := e.deliveries(t, "loop", "&status=parked", 10)[0]
 		e.call(t, "POST", ops+next.ID+"/discard", nil).want(http.StatusOK).decode(&d)

@@ -42,7 +42,7 @@ func (s *Server) fence(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return problem.Param("seq", "required: the seq to wait for (a write's Eddy-Seq header)")
 	}
-	names, err := listValues(q, "triggers", nil)
+	names, err := listValues[string](q, "triggers", nil)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (s *Server) newDeliveryMatcher(ctx context.Context, rd *auth.Reader, space,
 
 // match reports whether d is shown. when reads the row, and a pruned row
 // matches no when.
-func (m *deliveryMatcher) match(ctx context.Context, d *engine.Delivery) (bool, error) {
+func (m *deliveryMatcher) match(ctx context.Context, d *engine.DeliveryInfo) (bool, error) {
 	if !m.rd.CanSeeDeliveries(m.scopes.triggerNamed(d.Trigger)) {
 		return false, nil
 	}
@@ -105,7 +105,7 @@ func (s *Server) listSpaceDeliveries(w http.ResponseWriter, r *http.Request) err
 		map[string]string{"statuses": "status", "triggers": "trigger"}); err != nil {
 		return err
 	}
-	statuses, err := listValues(q, "status", checkDeliveryStatus)
+	statuses, err := listValues[store.DeliveryStatus](q, "status", checkDeliveryStatus)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Server) listSpaceDeliveries(w http.ResponseWriter, r *http.Request) err
 }
 
 // deliveryFilter is the engine query of a listing's parameters.
-func deliveryFilter(space string, q url.Values, statuses []string) engine.DeliveryQuery {
+func deliveryFilter(space string, q url.Values, statuses []store.DeliveryStatus) engine.DeliveryQuery {
 	return engine.DeliveryQuery{Space: space, Trigger: q.Get("trigger"), Statuses: statuses, After: q.Get("after")}
 }
 
@@ -138,7 +138,7 @@ func deliveryFilter(space string, q url.Values, statuses []string) engine.Delive
 // engine page asks only for the deliveries still missing, so a page ends
 // on a position the engine can resume from.
 func (s *Server) matchingPage(ctx context.Context, m *deliveryMatcher, dq engine.DeliveryQuery, limit int) (engine.DeliveryPage, error) {
-	out := engine.DeliveryPage{Deliveries: []engine.Delivery{}}
+	out := engine.DeliveryPage{Deliveries: []engine.DeliveryInfo{}}
 	for scanned := 0; ; {
 		dq.Limit = limit - len(out.Deliveries)
 		page, err := s.engine.Deliveries(ctx, dq)

@@ -39,14 +39,14 @@ func chainScene(t *testing.T, e *env) int64 {
 }
 
 // spaceDeliveries lists GET .../deliveries?q as the admin, page by page.
-func (e *env) spaceDeliveries(t *testing.T, q string) []engine.Delivery {
+func (e *env) spaceDeliveries(t *testing.T, q string) []engine.DeliveryInfo {
 	t.Helper()
 	return e.spaceDeliveriesAs(t, e.admin, q)
 }
 
-func (e *env) spaceDeliveriesAs(t *testing.T, token, q string) []engine.Delivery {
+func (e *env) spaceDeliveriesAs(t *testing.T, token, q string) []engine.DeliveryInfo {
 	t.Helper()
-	var out []engine.Delivery
+	var out []engine.DeliveryInfo
 	after := ""
 	for range 100 {
 		path := "/api/v1/spaces/default/deliveries?" + q
@@ -65,10 +65,10 @@ func (e *env) spaceDeliveriesAs(t *testing.T, token, q string) []engine.Delivery
 	return nil
 }
 
-func triggersOf(ds []engine.Delivery) []string {
+func triggersOf(ds []engine.DeliveryInfo) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = d.Trigger + ":" + d.Status
+		out[i] = d.Trigger + ":" + string(d.Status)
 	}
 	return out
 }

@@ -38,11 +38,11 @@ func (s *Server) stances(w http.ResponseWriter, r *http.Request) error {
 	if !rd.CanReadCommit(&c) {
 		return forbidden("token may not read row %d", seq)
 	}
-	st.Stances = slices.DeleteFunc(st.Stances, func(x engine.Stance) bool {
+	st.Stances = slices.DeleteFunc(st.Stances, func(x engine.TriggerStance) bool {
 		return !rd.CanSeeDefinition(sc.triggerNamed(x.Trigger))
 	})
 	if st.Stances == nil {
-		st.Stances = []engine.Stance{}
+		st.Stances = []engine.TriggerStance{}
 	}
 	s.writeJSON(w, r, http.StatusOK, st)
 	return nil

@@ -34,14 +34,14 @@ func TestStancesWithoutEngine(t *testing.T) {
 }
 
 // stancesOf returns trigger → stance of the row seq.
-func (e *env) stancesOf(t *testing.T, seq int64) map[string]engine.Stance {
+func (e *env) stancesOf(t *testing.T, seq int64) map[string]engine.TriggerStance {
 	t.Helper()
 	var st engine.Stances
 	e.call(t, "GET", fmt.Sprintf("/api/v1/spaces/default/changes/%d/stances", seq), nil).want(http.StatusOK).decode(&st)
 	if st.Seq != seq {
 		t.Fatalf("stances seq = %d, want %d", st.Seq, seq)
 	}
-	out := map[string]engine.Stance{}
+	out := map[string]engine.TriggerStance{}
 	for _, s := range st.Stances {
 		out[s.Trigger] = s
 	}

@@ -39,13 +39,13 @@ type treeRow struct {
 // treeDelivery is one delivery of a tree: seq is the row that caused it;
 // the rows whose delivery is its id are what it wrote.
 type treeDelivery struct {
-	ID        string `json:"id"`
-	Trigger   string `json:"trigger"`
-	Seq       int64  `json:"seq"`
-	Status    string `json:"status"`
-	Attempts  int    `json:"attempts"`
-	Depth     int    `json:"depth"`
-	LastError string `json:"lastError,omitempty"`
+	ID        string               `json:"id"`
+	Trigger   string               `json:"trigger"`
+	Seq       int64                `json:"seq"`
+	Status    store.DeliveryStatus `json:"status"`
+	Attempts  int                  `json:"attempts"`
+	Depth     int                  `json:"depth"`
+	LastError string               `json:"lastError,omitempty"`
 }
 
 // tree answers GET .../changes/{seq}/tree[?rows=N]: the causal tree the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -12,20 +13,33 @@ import (
 // replayed it). Nothing was written; the caller reloads the state.
 var ErrFenced = errors.New("trigger state fenced")
 
-// Delivery statuses. Pending, running and retrying are open; the others
-// are terminal (parked until an operator releases it).
+// DeliveryStatus is where a delivery stands. Pending, running and
+// retrying are open; the others are terminal (parked until an operator
+// releases it).
+type DeliveryStatus string
+
+// Delivery statuses.
 const (
-	DeliveryPending   = "pending"
-	DeliveryRunning   = "running"
-	DeliverySucceeded = "succeeded"
-	DeliveryRetrying  = "retrying"
-	DeliveryFailed    = "failed"
-	DeliveryParked    = "parked"
-	DeliveryDiscarded = "discarded"
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliveryRunning   DeliveryStatus = "running"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryRetrying  DeliveryStatus = "retrying"
+	DeliveryFailed    DeliveryStatus = "failed"
+	DeliveryParked    DeliveryStatus = "parked"
+	DeliveryDiscarded DeliveryStatus = "discarded"
 )
 
+// DeliveryStatuses are every delivery status, in lifecycle order.
+var DeliveryStatuses = []DeliveryStatus{
+	DeliveryPending, DeliveryRunning, DeliverySucceeded, DeliveryRetrying,
+	DeliveryFailed, DeliveryParked, DeliveryDiscarded,
+}
+
 // OpenDeliveryStatuses are the statuses of deliveries still to run.
-var OpenDeliveryStatuses = []string{DeliveryPending, DeliveryRunning, DeliveryRetrying}
+var OpenDeliveryStatuses = []DeliveryStatus{DeliveryPending, DeliveryRunning, DeliveryRetrying}
+
+// Open reports whether s is one of OpenDeliveryStatuses.
+func (s DeliveryStatus) Open() bool { return slices.Contains(OpenDeliveryStatuses, s) }
 
 // SeqRange is the closed seq range Lo..Hi (Lo <= Hi).
 type SeqRange struct {
@@ -62,18 +76,19 @@ type Delivery struct {
 	Seq int64 `json:"seq"`
 	// Entity is the row's primary entity (for a fire row, eddy.trigger and
 	// the trigger's name).
-	Entity        EntityKey `json:"entity"`
-	Status        string    `json:"status"`
-	Attempts      int       `json:"attempts"`
-	Depth         int       `json:"depth"`
-	LastError     string    `json:"lastError"`
-	NextAttemptAt time.Time `json:"nextAttemptAt"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	Entity        EntityKey      `json:"entity"`
+	Status        DeliveryStatus `json:"status"`
+	Attempts      int            `json:"attempts"`
+	Depth         int            `json:"depth"`
+	LastError     string         `json:"lastError"`
+	NextAttemptAt time.Time      `json:"nextAttemptAt"`
+	CreatedAt     time.Time      `json:"createdAt"`
+	UpdatedAt     time.Time      `json:"updatedAt"`
 }
 
-// StanceError records that a trigger's filter raised an error on a row.
-type StanceError struct {
+// FilterFailure records that a trigger's filter raised an error on a
+// row (the row's stance is error).
+type FilterFailure struct {
 	Trigger string `json:"trigger"`
 	Seq     int64  `json:"seq"`
 	Error   string `json:"error"`
@@ -81,14 +96,14 @@ type StanceError struct {
 
 // Advance moves one trigger's cursor from From to To (From < To), fenced:
 // it applies only if the stored cursor is From and the stored epoch is
-// Epoch. Deliveries are inserted (their ids must be new) and Errors
+// Epoch. Deliveries are inserted (their ids must be new) and Failures
 // recorded with it, in the same transaction.
 type Advance struct {
 	Trigger    string
 	Epoch      int64
 	From, To   int64
 	Deliveries []Delivery
-	Errors     []StanceError
+	Failures   []FilterFailure
 }
 
 // DeliveryUpdate changes one delivery, fenced: it applies only if the
@@ -99,8 +114,8 @@ type DeliveryUpdate struct {
 	Space         string
 	ID            string
 	Epoch         int64
-	From          []string
-	Status        string
+	From          []DeliveryStatus
+	Status        DeliveryStatus
 	Attempts      int
 	LastError     string
 	NextAttemptAt time.Time
@@ -112,7 +127,7 @@ type DeliveryUpdate struct {
 type DeliveryListParams struct {
 	Space    string
 	Trigger  string
-	Statuses []string
+	Statuses []DeliveryStatus
 	After    DeliveryPosition
 	Limit    int
 }
@@ -126,7 +141,7 @@ type DeliveryPosition struct {
 // DeliveryStats summarizes one trigger's deliveries.
 type DeliveryStats struct {
 	// ByStatus counts deliveries per status (statuses with none absent).
-	ByStatus map[string]int
+	ByStatus map[DeliveryStatus]int
 	// OldestOpen is the creation time of the oldest open delivery (zero if
 	// none is open).
 	OldestOpen time.Time

@@ -35,11 +35,11 @@ func mustEnv(opts ...cel.EnvOption) *cel.Env {
 	return e
 }
 
-// Input is what a trigger judges: a wire row, the entity after the change
+// Subject is what a trigger judges: a wire row, the entity after the change
 // (nil after a delete and on engine rows) and before it (nil on
-// creation). An Input of InputOfRaw holds the commit's stored changes
+// creation). A Subject of SubjectOfRaw holds the commit's stored changes
 // instead, decoded for Entity and Before only when a program reads one.
-type Input struct {
+type Subject struct {
 	Row    *store.Row
 	Entity *store.Record
 	Before *store.Record
@@ -116,10 +116,10 @@ func compileError(field string, iss *cel.Issues) error {
 // String returns the expression's source.
 func (p *Program) String() string { return p.src }
 
-// Eval judges in. Its error reports an Input without a row; the
+// Eval judges in. Its error reports an Subject without a row; the
 // expression's runtime errors, including reading a record that cannot be
 // decoded (ErrBadInput), are an Outcome with StanceError.
-func (p *Program) Eval(in Input) (Outcome, error) {
+func (p *Program) Eval(in Subject) (Outcome, error) {
 	if in.Row == nil {
 		return Outcome{}, fmt.Errorf("%w: no row", ErrBadInput)
 	}

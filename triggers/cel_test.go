@@ -9,8 +9,8 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-func testInput() Input {
-	return Input{
+func testInput() Subject {
+	return Subject{
 		Row: &store.Row{Seq: 42, TS: time.Date(2026, 8, 4, 10, 0, 0, 0, time.UTC), Actor: "owner", Op: "patch",
 			EntityID: "t1", Type: "task", Payload: json.RawMessage(`{"properties":["status"]}`)},
 		Entity: &store.Record{Type: "task", ID: "t1", Version: 42,
@@ -123,7 +123,7 @@ func TestEvalBadInput(t *testing.T) {
 	if o, err := p.Eval(in); err != nil || o.Stance != StanceError || !errors.Is(o.Err, ErrBadInput) {
 		t.Errorf("a program that reads entity: %+v, %v; want an error stance wrapping ErrBadInput", o, err)
 	}
-	if _, err := p.Eval(Input{}); !errors.Is(err, ErrBadInput) {
+	if _, err := p.Eval(Subject{}); !errors.Is(err, ErrBadInput) {
 		t.Errorf("no row: err = %v, want ErrBadInput", err)
 	}
 }

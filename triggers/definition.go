@@ -72,8 +72,8 @@ type Trigger struct {
 	Coalesce bool `json:"coalesce"`
 	// CausalityCap lowers the space's depth cap for this trigger's
 	// deliveries; 0 means the space default.
-	CausalityCap int      `json:"causalityCap,omitempty"`
-	Delivery     Delivery `json:"delivery"`
+	CausalityCap int            `json:"causalityCap,omitempty"`
+	Delivery     DeliveryPolicy `json:"delivery"`
 }
 
 // Source is what makes a trigger run: exactly one of Changes and Cron.
@@ -118,8 +118,8 @@ func (c *CronSource) Next(t time.Time) time.Time { return c.sched.Next(t.In(c.lo
 // Location returns the schedule's time zone.
 func (c *CronSource) Location() *time.Location { return c.loc }
 
-// Delivery configures how a trigger's deliveries run.
-type Delivery struct {
+// DeliveryPolicy configures how a trigger's deliveries run.
+type DeliveryPolicy struct {
 	Ordering Ordering `json:"ordering"`
 	// Concurrency bounds the trigger's deliveries in flight (with entity
 	// ordering, at most one of them per entity).

@@ -249,10 +249,10 @@ func (x *Index) Len() int { return len(x.entries) }
 // trigger that matches in.Row (StanceMatched) or whose `when` raised an
 // error on it (StanceError). Triggers absent from the answer did not
 // match. A record that cannot be decoded is an error (ErrBadInput) for
-// the triggers that read it. An Input without a row matches nothing.
+// the triggers that read it. A Subject without a row matches nothing.
 // Match does not judge echo, coalescing, start or cursors: that is the
 // evaluator's work.
-func (x *Index) Match(in Input) []Result {
+func (x *Index) Match(in Subject) []Result {
 	if in.Row == nil {
 		return nil
 	}
@@ -279,7 +279,7 @@ func (x *Index) Match(in Input) []Result {
 
 // matchNaive judges in with every indexed trigger's prefilter and
 // program: the reference Match must agree with.
-func (x *Index) matchNaive(in Input) []Result {
+func (x *Index) matchNaive(in Subject) []Result {
 	if in.Row == nil {
 		return nil
 	}

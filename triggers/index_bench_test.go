@@ -44,9 +44,9 @@ func benchTriggers(b *testing.B, n int) []*Trigger {
 
 // benchInputs returns rows of type task: patches of entities in random
 // projects, one in ten a delete.
-func benchInputs(n int) []Input {
+func benchInputs(n int) []Subject {
 	rng := rand.New(rand.NewPCG(1, 2))
-	ins := make([]Input, 1000)
+	ins := make([]Subject, 1000)
 	for i := range ins {
 		props := func() json.RawMessage {
 			p, _ := json.Marshal(map[string]any{
@@ -58,7 +58,7 @@ func benchInputs(n int) []Input {
 		}
 		row := &store.Row{Seq: int64(i + 1), Type: "task", Op: "patch", Actor: "owner", EntityID: fmt.Sprint(i),
 			Payload: json.RawMessage(`{"properties":["status"]}`)}
-		in := Input{Row: row, Before: &store.Record{Type: "task", ID: row.EntityID, Version: 1, Properties: props()}}
+		in := Subject{Row: row, Before: &store.Record{Type: "task", ID: row.EntityID, Version: 1, Properties: props()}}
 		if i%10 == 0 {
 			row.Op = "delete"
 		} else {

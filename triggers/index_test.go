@@ -49,17 +49,17 @@ func TestIndexMatch(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		in   Input
+		in   Subject
 		want string
 	}{
-		{"task put", Input{Row: row("task", "put", "owner"), Entity: rec(`{"status":"done","project":"p1","n":2}`)},
+		{"task put", Subject{Row: row("task", "put", "owner"), Entity: rec(`{"status":"done","project":"p1","n":2}`)},
 			"all broken:error done done-guarded owner-only p1 tasks"},
-		{"note by bot", Input{Row: row("note", "patch", "bot"), Entity: rec(`{"status":"open","project":"p1","n":3}`)},
+		{"note by bot", Subject{Row: row("note", "patch", "bot"), Entity: rec(`{"status":"open","project":"p1","n":3}`)},
 			"all broken:error not-owner notes"},
-		{"task delete", Input{Row: row("task", "delete", "owner"), Before: rec(`{"status":"done"}`)},
+		{"task delete", Subject{Row: row("task", "delete", "owner"), Before: rec(`{"status":"done"}`)},
 			"all owner-only tasks"},
-		{"engine fire", Input{Row: row("eddy.trigger", "fire", "engine")}, "fires"}, // not-owner names no engine op
-		{"engine park", Input{Row: row("eddy.delivery", "park", "engine")}, ""},
+		{"engine fire", Subject{Row: row("eddy.trigger", "fire", "engine")}, "fires"}, // not-owner names no engine op
+		{"engine park", Subject{Row: row("eddy.delivery", "park", "engine")}, ""},
 	}
 	for _, tc := range tests {
 		got := resultString(x.Match(tc.in))
@@ -90,7 +90,7 @@ func resultString(rs []Result) string {
 func TestIndexOrder(t *testing.T) {
 	t.Parallel()
 	x := NewIndex([]*Trigger{mustTrigger(t, "b", `{}`), mustTrigger(t, "c", `{"types": ["task"]}`), mustTrigger(t, "a", `{"when": "row.type == 'task'"}`)})
-	got := resultString(x.Match(Input{Row: &store.Row{Type: "task", Op: "put", Actor: "owner"}}))
+	got := resultString(x.Match(Subject{Row: &store.Row{Type: "task", Op: "put", Actor: "owner"}}))
 	if got != "a b c" {
 		t.Errorf("Match = %q, want name order", got)
 	}
@@ -99,12 +99,12 @@ func TestIndexOrder(t *testing.T) {
 func TestIndexBadInput(t *testing.T) {
 	t.Parallel()
 	x := NewIndex([]*Trigger{mustTrigger(t, "plain", `{}`), mustTrigger(t, "when", `{"when": "entity.properties.a == 1"}`)})
-	in := Input{Row: &store.Row{Type: "task", Op: "put", Actor: "owner"},
+	in := Subject{Row: &store.Row{Type: "task", Op: "put", Actor: "owner"},
 		Entity: &store.Record{Properties: json.RawMessage(`{`)}}
 	if got := resultString(x.Match(in)); got != "plain when:error" {
 		t.Errorf("Match = %q, want plain matched and when errored", got)
 	}
-	if x.Match(Input{}) != nil {
+	if x.Match(Subject{}) != nil {
 		t.Error("Match without a row answered")
 	}
 }
@@ -317,11 +317,11 @@ func randomProps(rng *rand.Rand) json.RawMessage {
 	return b
 }
 
-func randomInput(rng *rand.Rand) Input {
+func randomInput(rng *rand.Rand) Subject {
 	r := &store.Row{Seq: 1 + rng.Int64N(10), TS: time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC),
 		Type: pick(rng, genTypes), Op: pick(rng, genOps), Actor: pick(rng, genActors), EntityID: "e1",
 		Payload: json.RawMessage(pick(rng, []string{`{"created":true}`, `{"x":"a"}`, `{}`, `{"x":1}`}))}
-	in := Input{Row: r}
+	in := Subject{Row: r}
 	if rng.IntN(4) > 0 {
 		in.Entity = &store.Record{Type: r.Type, ID: "e1", Version: rng.Int64N(10), Properties: randomProps(rng)}
 		if rng.IntN(50) == 0 {

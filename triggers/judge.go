@@ -17,7 +17,7 @@ import (
 //     excludeActors (not_matched).
 //  3. Echo: a row authored by the trigger's own delivery (echo, unless
 //     the trigger sets echo).
-//  4. `when` on InputOf(row) (matched, not_matched or error).
+//  4. `when` on SubjectOf(row) (matched, not_matched or error).
 //
 // A row matched live that has no delivery was coalesced: a later match
 // of the same entity in the same batch (Coalesce) was delivered instead.
@@ -124,7 +124,7 @@ func live(t *Trigger, c *store.Commit, m *Result) Verdict {
 	if prg == nil {
 		return Verdict{Stance: StanceMatched}
 	}
-	out, err := prg.Eval(InputOf(c))
+	out, err := prg.Eval(SubjectOf(c))
 	if err != nil {
 		return Verdict{Stance: StanceError, Err: err}
 	}
@@ -154,22 +154,22 @@ func IsEcho(t *Trigger, r *store.Row) bool {
 	return !t.Echo && r.Actor == causality.Actor(t.Name)
 }
 
-// InputOf returns the CEL input of a commit: the row and its primary
+// SubjectOf returns the CEL input of a commit: the row and its primary
 // entity's after and before snapshots.
-func InputOf(c *store.Commit) Input {
-	in := Input{Row: &c.Row}
+func SubjectOf(c *store.Commit) Subject {
+	in := Subject{Row: &c.Row}
 	if ch := PrimaryChange(c); ch != nil {
 		in.Entity, in.Before = ch.After, ch.Before
 	}
 	return in
 }
 
-// InputOfRaw is InputOf for a commit as stored: its changes are decoded
+// SubjectOfRaw is SubjectOf for a commit as stored: its changes are decoded
 // only when a program reads entity or before (a row judged on `row`
 // alone, or left out by the prefilter and guards, never decodes them),
-// to the snapshots InputOf gives for the decoded commit. Changes that do
+// to the snapshots SubjectOf gives for the decoded commit. Changes that do
 // not decode make entity and before errors wrapping ErrBadInput.
-func InputOfRaw(c *store.RawCommit) Input { return Input{Row: &c.Row, raw: c} }
+func SubjectOfRaw(c *store.RawCommit) Subject { return Subject{Row: &c.Row, raw: c} }
 
 // PrimaryChange returns the change of the commit's primary entity (the
 // row's type and id), else its first change; nil when it has none.

@@ -227,8 +227,8 @@ func parseCron(raw json.RawMessage) (*CronSource, error) {
 	return newCronSource(doc.Schedule, doc.Timezone, cu)
 }
 
-func parseDelivery(raw json.RawMessage, d *Delivery) error {
-	*d = Delivery{
+func parseDelivery(raw json.RawMessage, d *DeliveryPolicy) error {
+	*d = DeliveryPolicy{
 		Ordering: OrderingEntity, Concurrency: DefaultConcurrency, MaxAttempts: DefaultMaxAttempts,
 		Backoff: Backoff{Initial: Duration(DefaultBackoffInitial), Max: Duration(DefaultBackoffMax)},
 	}

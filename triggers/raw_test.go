@@ -11,7 +11,7 @@ import (
 
 // rawOf returns the commit of in (its primary change from Entity and
 // Before, plus another entity's change first) as a store.RawCommit.
-func rawOf(t *testing.T, in Input) store.RawCommit {
+func rawOf(t *testing.T, in Subject) store.RawCommit {
 	t.Helper()
 	c := store.Commit{Row: *in.Row, Changes: []store.Change{
 		{Ordinal: 0, Kind: "updated", Type: "other", ID: "o1", Version: 1, After: &store.Record{Type: "other", ID: "o1", Properties: json.RawMessage(`{"n":99}`)}},
@@ -24,10 +24,10 @@ func rawOf(t *testing.T, in Input) store.RawCommit {
 	return store.RawCommit{Row: c.Row, Changes: changes, Provenance: json.RawMessage(`{"actor":"owner"}`)}
 }
 
-// TestInputOfRaw: a raw commit's Input judges as InputOf of the decoded
+// TestSubjectOfRaw: a raw commit's Subject judges as SubjectOf of the decoded
 // commit, through Eval and through the match index, for programs over
 // row, entity and before.
-func TestInputOfRaw(t *testing.T) {
+func TestSubjectOfRaw(t *testing.T) {
 	t.Parallel()
 	in := testInput()
 	raw := rawOf(t, in)
@@ -50,8 +50,8 @@ func TestInputOfRaw(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := p.Eval(InputOf(&dec))
-		got, _ := p.Eval(InputOfRaw(&raw))
+		want, _ := p.Eval(SubjectOf(&dec))
+		got, _ := p.Eval(SubjectOfRaw(&raw))
 		if got.Stance != want.Stance || fmt.Sprint(got.Err) != fmt.Sprint(want.Err) {
 			t.Errorf("%s: raw %+v, decoded %+v", src, got, want)
 		}
@@ -59,7 +59,7 @@ func TestInputOfRaw(t *testing.T) {
 		ts = append(ts, mustTrigger(t, fmt.Sprintf("t%d", i), string(def)))
 	}
 	x := NewIndex(ts)
-	if got, want := x.Match(InputOfRaw(&raw)), x.Match(InputOf(&dec)); !sameResults(got, want) {
+	if got, want := x.Match(SubjectOfRaw(&raw)), x.Match(SubjectOf(&dec)); !sameResults(got, want) {
 		t.Errorf("index: raw %+v, decoded %+v", got, want)
 	}
 }
@@ -76,11 +76,11 @@ func sameResults(a, b []Result) bool {
 	return true
 }
 
-// TestInputOfRawLazy: a raw commit's changes are decoded only for a
+// TestSubjectOfRawLazy: a raw commit's changes are decoded only for a
 // program that reads entity or before; changes that do not decode make
 // those reads errors wrapping ErrBadInput, and leave programs over row
 // alone.
-func TestInputOfRawLazy(t *testing.T) {
+func TestSubjectOfRawLazy(t *testing.T) {
 	t.Parallel()
 	in := testInput()
 	raw := store.RawCommit{Row: *in.Row, Changes: json.RawMessage(`[{"type":`)}
@@ -94,7 +94,7 @@ func TestInputOfRawLazy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := p.Eval(InputOfRaw(&raw))
+		o, err := p.Eval(SubjectOfRaw(&raw))
 		if err != nil {
 			t.Fatal(err)
 		}

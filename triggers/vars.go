@@ -13,17 +13,17 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// ErrBadInput marks an Input that cannot be judged: no row, or a record
+// ErrBadInput marks an Subject that cannot be judged: no row, or a record
 // whose properties are not JSON. A program that reads such a record
 // raises an error wrapping it.
 var ErrBadInput = errors.New("bad trigger input")
 
-// vars is the CEL activation of one Input. Each variable is converted on
+// vars is the CEL activation of one Subject. Each variable is converted on
 // first use and kept, so the programs judging one row share the work and
 // a row judged only on `row` never decodes its records. A vars is used
 // by one goroutine.
 type vars struct {
-	in                  Input
+	in                  Subject
 	row, entity, before ref.Val
 	// bad is why in.raw's changes did not decode (see records).
 	bad error
@@ -31,7 +31,7 @@ type vars struct {
 
 var _ interpreter.Activation = (*vars)(nil)
 
-func newVars(in Input) *vars { return &vars{in: in} }
+func newVars(in Subject) *vars { return &vars{in: in} }
 
 // ResolveName implements interpreter.Activation.
 func (v *vars) ResolveName(name string) (any, bool) {
@@ -43,12 +43,12 @@ func (v *vars) ResolveName(name string) (any, bool) {
 		return v.row, true
 	case "entity":
 		if v.entity == nil {
-			v.entity = v.record("entity", func(in *Input) *store.Record { return in.Entity })
+			v.entity = v.record("entity", func(in *Subject) *store.Record { return in.Entity })
 		}
 		return v.entity, true
 	case "before":
 		if v.before == nil {
-			v.before = v.record("before", func(in *Input) *store.Record { return in.Before })
+			v.before = v.record("before", func(in *Subject) *store.Record { return in.Before })
 		}
 		return v.before, true
 	}
@@ -56,8 +56,8 @@ func (v *vars) ResolveName(name string) (any, bool) {
 }
 
 // record returns the CEL value of the record pick chooses, decoding the
-// raw commit's changes first (once) when the Input holds them.
-func (v *vars) record(name string, pick func(*Input) *store.Record) ref.Val {
+// raw commit's changes first (once) when the Subject holds them.
+func (v *vars) record(name string, pick func(*Subject) *store.Record) ref.Val {
 	if raw := v.in.raw; raw != nil {
 		v.in.raw = nil
 		changes, err := raw.DecodeChanges()

@@ -46,7 +46,7 @@ func newChainServer(t *testing.T) (*testServer, *eddy.Eddy) {
 		t.Fatal(err)
 	}
 	s.put(t, "", `{"n": 0}`)
-	for i, d := range []causality.Delivery{
+	for i, d := range []causality.Effect{
 		{Trigger: "stamp", ID: "d1", Cause: causality.Cause{Seq: 1, Depth: 0}},
 		{Trigger: "relay", ID: "d2", Cause: causality.Cause{Seq: 2, Depth: 1}},
 	} {

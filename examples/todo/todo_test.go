@@ -287,7 +287,7 @@ func (x *example) fence(t *testing.T, seq int64, trigger string) {
 }
 
 // firstDelivery waits for the trigger's first delivery.
-func (x *example) firstDelivery(t *testing.T, trigger string) engine.Delivery {
+func (x *example) firstDelivery(t *testing.T, trigger string) engine.DeliveryInfo {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
@@ -301,7 +301,7 @@ func (x *example) firstDelivery(t *testing.T, trigger string) engine.Delivery {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no delivery of %s after %s", trigger, wait)
-	return engine.Delivery{}
+	return engine.DeliveryInfo{}
 }
 
 // authoredBy checks that the row at seq was written by a delivery of

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -41,7 +40,7 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 		fmt.Fprintf(&b, " AND trigger = $%d", len(args))
 	}
 	if len(p.Statuses) > 0 {
-		args = append(args, p.Statuses)
+		args = append(args, texts(p.Statuses))
 		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
 		if onlyOpen(p.Statuses) {
 			b.WriteString(" AND status IN " + openStatusesSQL)
@@ -52,9 +51,9 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 }
 
 // onlyOpen reports whether every status is an open one.
-func onlyOpen(statuses []string) bool {
+func onlyOpen(statuses []store.DeliveryStatus) bool {
 	for _, st := range statuses {
-		if !slices.Contains(store.OpenDeliveryStatuses, st) {
+		if !st.Open() {
 			return false
 		}
 	}
@@ -105,7 +104,7 @@ func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (sto
 func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
 	const q = `SELECT status, count(*), min(created_at) FROM deliveries
 		WHERE space = $1 AND trigger = $2 GROUP BY status`
-	out := store.DeliveryStats{ByStatus: map[string]int{}}
+	out := store.DeliveryStats{ByStatus: map[store.DeliveryStatus]int{}}
 	rows, err := s.pool.Query(ctx, q, space, trigger)
 	if err != nil {
 		return store.DeliveryStats{}, wrap("delivery stats", err)
@@ -113,14 +112,14 @@ func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store
 	defer rows.Close()
 	for rows.Next() {
 		var st store.DeliveryStats
-		var status string
+		var status store.DeliveryStatus
 		var n int64
 		if err := rows.Scan(&status, &n, &st.OldestOpen); err != nil {
 			return store.DeliveryStats{}, wrap("delivery stats", err)
 		}
 		out.ByStatus[status] = int(n)
 		oldest := st.OldestOpen.UTC()
-		if slices.Contains(store.OpenDeliveryStatuses, status) &&
+		if status.Open() &&
 			(out.OldestOpen.IsZero() || oldest.Before(out.OldestOpen)) {
 			out.OldestOpen = oldest
 		}

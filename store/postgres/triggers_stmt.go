@@ -200,12 +200,8 @@ const (
 
 // updateArgs returns the arguments of deliveryFenceCTE for u at now.
 func updateArgs(u store.DeliveryUpdate, now time.Time) []any {
-	from := u.From
-	if from == nil {
-		from = []string{}
-	}
-	return []any{u.Space, u.ID, u.Status, int32(u.Attempts), u.LastError, optTime(u.NextAttemptAt),
-		now, from, u.Epoch}
+	return []any{u.Space, u.ID, string(u.Status), int32(u.Attempts), u.LastError, optTime(u.NextAttemptAt),
+		now, texts(u.From), u.Epoch}
 }
 
 // deliveryBuf holds deliveries rows as column arrays.
@@ -239,7 +235,7 @@ func (k *deliveryBuf) add(d store.Delivery, trigger string, now time.Time) {
 	k.seq = append(k.seq, d.Seq)
 	k.etype = append(k.etype, d.Entity.Type)
 	k.eid = append(k.eid, d.Entity.ID)
-	k.status = append(k.status, d.Status)
+	k.status = append(k.status, string(d.Status))
 	k.attempts = append(k.attempts, int32(d.Attempts))
 	k.depth = append(k.depth, int32(d.Depth))
 	k.lastError = append(k.lastError, d.LastError)
@@ -276,7 +272,7 @@ func queueAdvances(w *triggerWrites, space string, advances []store.Advance, now
 		for _, d := range a.Deliveries {
 			ds.add(d, a.Trigger, now)
 		}
-		for _, e := range a.Errors {
+		for _, e := range a.Failures {
 			es.add(e, a.Trigger)
 		}
 	}
@@ -299,7 +295,7 @@ type stanceErrorKey struct {
 
 // add buffers e of trigger (e.Trigger when set), replacing an earlier
 // error of the same trigger and seq.
-func (k *stanceErrorBuf) add(e store.StanceError, trigger string) {
+func (k *stanceErrorBuf) add(e store.FilterFailure, trigger string) {
 	if e.Trigger != "" {
 		trigger = e.Trigger
 	}
@@ -320,4 +316,14 @@ func (k *stanceErrorBuf) queue(q *stmts, space string) {
 	if len(k.trigger) > 0 {
 		q.add(upsertStanceErrorsQ, space, k.trigger, k.seq, k.error)
 	}
+}
+
+// texts returns v as a non-nil []string, the type a text[] parameter
+// takes.
+func texts[S ~string](v []S) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = string(s)
+	}
+	return out
 }

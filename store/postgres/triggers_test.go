@@ -151,7 +151,7 @@ func TestTriggerAdvance(t *testing.T) {
 	adv := []store.Advance{
 		{Trigger: "t", Epoch: 1, From: 0, To: 5,
 			Deliveries: []store.Delivery{delivery("d1", "", 2), delivery("d2", "t", 4)},
-			Errors:     []store.StanceError{{Seq: 3, Error: "boom"}}},
+			Failures:   []store.FilterFailure{{Seq: 3, Error: "boom"}}},
 		{Trigger: "u", Epoch: 0, From: 0, To: 5, Deliveries: []store.Delivery{delivery("d3", "u", 2)}},
 	}
 	if err := s.TriggerAdvance(ctx, "a", adv); err != nil {
@@ -188,7 +188,7 @@ func TestTriggerAdvance(t *testing.T) {
 	}
 	// A replayed error is recorded again without a conflict.
 	err = s.TriggerAdvance(ctx, "a", []store.Advance{{Trigger: "t", Epoch: 1, From: 5, To: 6,
-		Errors: []store.StanceError{{Trigger: "t", Seq: 3, Error: "again"}, {Trigger: "t", Seq: 3, Error: "last"}}}})
+		Failures: []store.FilterFailure{{Trigger: "t", Seq: 3, Error: "again"}, {Trigger: "t", Seq: 3, Error: "last"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestDeliveryUpdate(t *testing.T) {
 		Deliveries: []store.Delivery{delivery("d1", "t", 1), delivery("d2", "t", 2)}}}); err != nil {
 		t.Fatal(err)
 	}
-	u := store.DeliveryUpdate{Space: "a", ID: "d1", Epoch: 1, From: []string{store.DeliveryPending},
+	u := store.DeliveryUpdate{Space: "a", ID: "d1", Epoch: 1, From: []store.DeliveryStatus{store.DeliveryPending},
 		Status: store.DeliveryRetrying, Attempts: 1, LastError: "503", NextAttemptAt: at(10)}
 	d, err := s.DeliveryUpdate(ctx, u)
 	if err != nil || d.Status != store.DeliveryRetrying || d.Attempts != 1 || d.LastError != "503" ||
@@ -262,11 +262,11 @@ func TestDeliveryUpdate(t *testing.T) {
 		t.Fatalf("update of a missing delivery: %v", err)
 	}
 	stats, err := s.DeliveryStats(ctx, "a", "t")
-	want := map[string]int{store.DeliverySucceeded: 1, store.DeliveryPending: 1}
+	want := map[store.DeliveryStatus]int{store.DeliverySucceeded: 1, store.DeliveryPending: 1}
 	if err != nil || !reflect.DeepEqual(stats.ByStatus, want) || !stats.OldestOpen.Equal(at(2)) {
 		t.Fatalf("stats = %+v, %v", stats, err)
 	}
-	list, err := s.DeliveryList(ctx, store.DeliveryListParams{Space: "a", Statuses: []string{store.DeliverySucceeded}})
+	list, err := s.DeliveryList(ctx, store.DeliveryListParams{Space: "a", Statuses: []store.DeliveryStatus{store.DeliverySucceeded}})
 	if err != nil || len(list) != 1 || list[0].ID != "d1" {
 		t.Fatalf("succeeded = %+v, %v", list, err)
 	}
@@ -283,7 +283,7 @@ func TestTriggerMoveAndDelete(t *testing.T) {
 	initState(t, s, "a", "u")
 	if err := s.TriggerAdvance(ctx, "a", []store.Advance{
 		{Trigger: "t", From: 0, To: 4, Deliveries: []store.Delivery{delivery("d1", "t", 1)},
-			Errors: []store.StanceError{{Seq: 2, Error: "x"}}},
+			Failures: []store.FilterFailure{{Seq: 2, Error: "x"}}},
 		{Trigger: "u", From: 0, To: 4, Deliveries: []store.Delivery{delivery("d2", "u", 1)}},
 	}); err != nil {
 		t.Fatal(err)
@@ -381,7 +381,7 @@ func testTriggerTx(t *testing.T, optimistic bool) {
 	must(t, tx.Append(ctx, c, recs))
 	must(t, ttx.DeliveryInsert(ctx, delivery("d1", "t", 1)))
 	must(t, ttx.DeliveryComplete(ctx, store.DeliveryUpdate{ID: "d1", Epoch: 1,
-		From: []string{store.DeliveryPending}, Status: store.DeliverySucceeded, Attempts: 1}))
+		From: []store.DeliveryStatus{store.DeliveryPending}, Status: store.DeliverySucceeded, Attempts: 1}))
 	must(t, ttx.TriggerAdvanceTx(ctx, []store.Advance{{Trigger: "t", Epoch: 1, From: 0, To: 1}}))
 	must(t, ttx.TriggerFiredTx(ctx, "t", 1, at(1)))
 	must(t, tx.Commit(ctx))
@@ -400,7 +400,7 @@ func testTriggerTx(t *testing.T, optimistic bool) {
 	}{
 		{"taken id", func(x store.TriggerTx) error { return x.DeliveryInsert(ctx, delivery("d1", "t", 2)) }, store.ErrExists},
 		{"wrong status", func(x store.TriggerTx) error {
-			return x.DeliveryComplete(ctx, store.DeliveryUpdate{ID: "d1", From: []string{store.DeliveryRunning}, Status: store.DeliveryFailed})
+			return x.DeliveryComplete(ctx, store.DeliveryUpdate{ID: "d1", From: []store.DeliveryStatus{store.DeliveryRunning}, Status: store.DeliveryFailed})
 		}, store.ErrFenced},
 		{"missing delivery", func(x store.TriggerTx) error {
 			return x.DeliveryComplete(ctx, store.DeliveryUpdate{ID: "nope", Status: store.DeliveryFailed})
@@ -440,7 +440,7 @@ func TestPruneDeliveries(t *testing.T) {
 	initState(t, s, "a", "t")
 	if err := s.TriggerAdvance(ctx, "a", []store.Advance{{Trigger: "t", From: 0, To: 4,
 		Deliveries: []store.Delivery{delivery("d1", "t", 1), delivery("d3", "t", 3)},
-		Errors:     []store.StanceError{{Seq: 2, Error: "x"}, {Seq: 4, Error: "y"}}}}); err != nil {
+		Failures:   []store.FilterFailure{{Seq: 2, Error: "x"}, {Seq: 4, Error: "y"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.SpacePrune(ctx, "a", 2); err != nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/eddy-run/eddy/store"
@@ -83,7 +82,7 @@ func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (sto
 // DeliveryStats counts a trigger's deliveries by status and finds the
 // creation time of its oldest open one.
 func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
-	st := store.DeliveryStats{ByStatus: map[string]int{}}
+	st := store.DeliveryStats{ByStatus: map[store.DeliveryStatus]int{}}
 	rows, err := s.rquery(ctx, sqlDeliveryStats, space, trigger)
 	if err != nil {
 		return st, wrap("delivery stats", err)
@@ -91,7 +90,7 @@ func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			status string
+			status store.DeliveryStatus
 			n      int
 			oldest int64
 		)
@@ -99,15 +98,12 @@ func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store
 			return st, wrap("delivery stats", err)
 		}
 		st.ByStatus[status] = n
-		if t := fromMicros(oldest); isOpen(status) && (st.OldestOpen.IsZero() || t.Before(st.OldestOpen)) {
+		if t := fromMicros(oldest); status.Open() && (st.OldestOpen.IsZero() || t.Before(st.OldestOpen)) {
 			st.OldestOpen = t
 		}
 	}
 	return st, wrap("delivery stats", rows.Err())
 }
-
-// isOpen reports whether status is one of store.OpenDeliveryStatuses.
-func isOpen(status string) bool { return slices.Contains(store.OpenDeliveryStatuses, status) }
 
 // DeliveriesOpenThrough counts a trigger's open deliveries caused by rows
 // with seq <= through.

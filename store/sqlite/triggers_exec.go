@@ -134,7 +134,7 @@ func (st advanceStmts) apply(ctx context.Context, space string, a *store.Advance
 			return fmt.Errorf("delivery %q: %w", d.ID, err)
 		}
 	}
-	for _, e := range a.Errors {
+	for _, e := range a.Failures {
 		if _, err := st.errors.ExecContext(ctx, space, cmp.Or(e.Trigger, a.Trigger), e.Seq, e.Error); err != nil {
 			return fmt.Errorf("stance error at %d: %w", e.Seq, err)
 		}

@@ -24,11 +24,11 @@ func TestTriggerPlans(t *testing.T) {
 	}{
 		{"list", list(store.DeliveryListParams{}), []any{"s", 1, "", "", "[]", 10},
 			"deliveries USING INDEX deliveries_seq (space=? AND (seq,id)>(?,?))"},
-		{"list statuses", list(store.DeliveryListParams{Statuses: []string{"failed"}}), []any{"s", 1, "", "", `["failed"]`, 10},
+		{"list statuses", list(store.DeliveryListParams{Statuses: []store.DeliveryStatus{"failed"}}), []any{"s", 1, "", "", `["failed"]`, 10},
 			"deliveries USING INDEX deliveries_seq (space=? AND (seq,id)>(?,?))"},
 		{"list trigger", list(store.DeliveryListParams{Trigger: "t"}), []any{"s", 1, "", "t1", "[]", 10},
 			"deliveries USING INDEX deliveries_trigger (space=? AND trigger=? AND (seq,id)>(?,?))"},
-		{"list trigger statuses", list(store.DeliveryListParams{Trigger: "t", Statuses: []string{"failed"}}),
+		{"list trigger statuses", list(store.DeliveryListParams{Trigger: "t", Statuses: []store.DeliveryStatus{"failed"}}),
 			[]any{"s", 1, "", "t1", `["failed"]`, 10},
 			"deliveries USING INDEX deliveries_trigger (space=? AND trigger=? AND (seq,id)>(?,?))"},
 		{"at", sqlDeliveriesAt, []any{"s", 5}, "deliveries USING INDEX deliveries_seq (space=? AND seq=?)"},

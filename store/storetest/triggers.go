@@ -153,7 +153,7 @@ func (h *trig) update(u store.DeliveryUpdate) store.Delivery {
 }
 
 // setStatus moves a delivery of s1 to status, unfenced.
-func (h *trig) setStatus(id, status string) {
+func (h *trig) setStatus(id string, status store.DeliveryStatus) {
 	h.t.Helper()
 	h.update(store.DeliveryUpdate{Space: "s1", ID: id, Status: status})
 }
@@ -416,7 +416,7 @@ func testTriggerMove(t *testing.T, open OpenFunc) {
 		t.Fatal(err)
 	}
 	wantState(t, "move with discard", got, want)
-	for id, status := range map[string]string{"a": store.DeliveryDiscarded, "b": store.DeliverySucceeded,
+	for id, status := range map[string]store.DeliveryStatus{"a": store.DeliveryDiscarded, "b": store.DeliverySucceeded,
 		"c": store.DeliveryDiscarded, "d": store.DeliveryDiscarded, "x": store.DeliveryPending} {
 		if d := h.get("s1", id); d.Status != status {
 			t.Fatalf("after discard %s is %s, want %s", id, d.Status, status)
@@ -445,7 +445,7 @@ func testTriggerDelete(t *testing.T, open OpenFunc) {
 		e := h.lease("s1", name, "p1", 0).Epoch
 		h.advance("s1", store.Advance{Trigger: name, Epoch: e, From: 0, To: 5,
 			Deliveries: []store.Delivery{dl(name, name+"-d", 2)},
-			Errors:     []store.StanceError{{Trigger: name, Seq: 3, Error: name + " failed"}}})
+			Failures:   []store.FilterFailure{{Trigger: name, Seq: 3, Error: name + " failed"}}})
 	}
 	if err := h.ts.TriggerStateDelete(h.ctx, "s1", "t"); err != nil {
 		t.Fatal(err)

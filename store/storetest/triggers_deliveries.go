@@ -21,7 +21,7 @@ func testTriggerAdvance(t *testing.T, open OpenFunc) {
 	d2.Depth, d2.Attempts, d2.NextAttemptAt = 3, 1, ts(40)
 	h.advance("s1",
 		store.Advance{Trigger: "t", Epoch: et, From: 0, To: 10, Deliveries: []store.Delivery{d1, d2},
-			Errors: []store.StanceError{{Trigger: "t", Seq: 5, Error: "boom"}}},
+			Failures: []store.FilterFailure{{Trigger: "t", Seq: 5, Error: "boom"}}},
 		store.Advance{Trigger: "u", Epoch: eu, From: 0, To: 4, Deliveries: []store.Delivery{d3}})
 
 	for name, cursor := range map[string]int64{"t": 10, "u": 4} {
@@ -64,7 +64,7 @@ func testTriggerAdvance(t *testing.T, open OpenFunc) {
 	d4 := dl("t", "d0", 3)
 	d4.CreatedAt = ts(50)
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: et, From: 2, To: 10, Deliveries: []store.Delivery{d4},
-		Errors: []store.StanceError{{Trigger: "t", Seq: 5, Error: "boom again"}}})
+		Failures: []store.FilterFailure{{Trigger: "t", Seq: 5, Error: "boom again"}}})
 	if m := h.errorsAt("s1", 5); !maps.Equal(m, map[string]string{"t": "boom again"}) {
 		t.Fatalf("stance errors at 5 after replay = %v", m)
 	}
@@ -104,10 +104,10 @@ func testTriggerAdvanceFenced(t *testing.T, open OpenFunc) {
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: et, From: 0, To: 10, Deliveries: []store.Delivery{dl("t", "d1", 2)}})
 
 	okU := store.Advance{Trigger: "u", Epoch: eu, From: 0, To: 4, Deliveries: []store.Delivery{dl("u", "y", 3)},
-		Errors: []store.StanceError{{Trigger: "u", Seq: 11, Error: "u failed"}}}
+		Failures: []store.FilterFailure{{Trigger: "u", Seq: 11, Error: "u failed"}}}
 	tAt := func(epoch, from int64) store.Advance {
 		return store.Advance{Trigger: "t", Epoch: epoch, From: from, To: 12, Deliveries: []store.Delivery{dl("t", "x", 11)},
-			Errors: []store.StanceError{{Trigger: "t", Seq: 11, Error: "t failed"}}}
+			Failures: []store.FilterFailure{{Trigger: "t", Seq: 11, Error: "t failed"}}}
 	}
 	cases := []struct {
 		name     string
@@ -146,7 +146,7 @@ func testDeliveryUpdate(t *testing.T, open OpenFunc) {
 	d1, d2 := dl("t", "d1", 3), dl("t", "d2", 4)
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: e, From: 0, To: 10, Deliveries: []store.Delivery{d1, d2}})
 
-	u := store.DeliveryUpdate{Space: "s1", ID: "d1", Epoch: e, From: []string{store.DeliveryPending},
+	u := store.DeliveryUpdate{Space: "s1", ID: "d1", Epoch: e, From: []store.DeliveryStatus{store.DeliveryPending},
 		Status: store.DeliveryRunning, Attempts: 1}
 	want := d1
 	want.Status, want.Attempts = store.DeliveryRunning, 1
@@ -155,14 +155,14 @@ func testDeliveryUpdate(t *testing.T, open OpenFunc) {
 	wantIs(t, "update from a status it left", err, store.ErrFenced)
 	wantDelivery(t, "after a fenced update", h.get("s1", "d1"), want)
 
-	u = store.DeliveryUpdate{Space: "s1", ID: "d1", Epoch: e, From: []string{store.DeliveryPending, store.DeliveryRunning},
+	u = store.DeliveryUpdate{Space: "s1", ID: "d1", Epoch: e, From: []store.DeliveryStatus{store.DeliveryPending, store.DeliveryRunning},
 		Status: store.DeliveryRetrying, Attempts: 1, LastError: "timeout", NextAttemptAt: ts(30)}
 	want.Status, want.LastError, want.NextAttemptAt = store.DeliveryRetrying, "timeout", ts(30)
 	wantDelivery(t, "running to retrying", h.update(u), want)
 	wantDelivery(t, "stored retrying", h.get("s1", "d1"), want)
 
 	stale := u
-	stale.Epoch, stale.From, stale.Status = e+1, []string{store.DeliveryRetrying}, store.DeliveryRunning
+	stale.Epoch, stale.From, stale.Status = e+1, []store.DeliveryStatus{store.DeliveryRetrying}, store.DeliveryRunning
 	_, err = h.ts.DeliveryUpdate(h.ctx, stale)
 	wantIs(t, "update at another epoch", err, store.ErrFenced)
 	wantDelivery(t, "after an epoch-fenced update", h.get("s1", "d1"), want)
@@ -176,7 +176,7 @@ func testDeliveryUpdate(t *testing.T, open OpenFunc) {
 	}
 
 	_, err = h.ts.DeliveryUpdate(h.ctx, store.DeliveryUpdate{Space: "s1", ID: "nope", Epoch: e,
-		From: []string{store.DeliveryPending}, Status: store.DeliveryRunning})
+		From: []store.DeliveryStatus{store.DeliveryPending}, Status: store.DeliveryRunning})
 	wantIs(t, "update of a missing delivery", err, store.ErrNotFound)
 	_, err = h.ts.DeliveryUpdate(h.ctx, store.DeliveryUpdate{Space: "s2", ID: "d2", Status: store.DeliveryRunning})
 	wantIs(t, "update in another space", err, store.ErrNotFound)
@@ -186,7 +186,7 @@ func testDeliveryUpdate(t *testing.T, open OpenFunc) {
 	if e2 != e+1 {
 		t.Fatalf("stolen lease epoch %d, want %d", e2, e+1)
 	}
-	u = store.DeliveryUpdate{Space: "s1", ID: "d2", Epoch: e, From: []string{store.DeliveryPending}, Status: store.DeliveryRunning}
+	u = store.DeliveryUpdate{Space: "s1", ID: "d2", Epoch: e, From: []store.DeliveryStatus{store.DeliveryPending}, Status: store.DeliveryRunning}
 	_, err = h.ts.DeliveryUpdate(h.ctx, u)
 	wantIs(t, "update by the old holder", err, store.ErrFenced)
 	u.Epoch = e2
@@ -221,10 +221,10 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 	}{
 		{"all", store.DeliveryListParams{}, []string{"a", "b", "e", "c", "f", "d"}},
 		{"trigger", store.DeliveryListParams{Trigger: "t"}, []string{"a", "b", "c", "d"}},
-		{"status", store.DeliveryListParams{Statuses: []string{store.DeliveryPending}}, []string{"a", "b", "e", "f"}},
+		{"status", store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliveryPending}}, []string{"a", "b", "e", "f"}},
 		{"open", store.DeliveryListParams{Statuses: store.OpenDeliveryStatuses}, []string{"a", "b", "e", "c", "f"}},
 		{"trigger and statuses", store.DeliveryListParams{Trigger: "t",
-			Statuses: []string{store.DeliveryRunning, store.DeliveryFailed}}, []string{"c", "d"}},
+			Statuses: []store.DeliveryStatus{store.DeliveryRunning, store.DeliveryFailed}}, []string{"c", "d"}},
 		{"after a tie", store.DeliveryListParams{After: pos(2, "a")}, []string{"b", "e", "c", "f", "d"}},
 		{"after", store.DeliveryListParams{After: pos(5, "c")}, []string{"f", "d"}},
 		{"after, trigger", store.DeliveryListParams{Trigger: "u", After: pos(3, "e")}, []string{"f"}},
@@ -275,7 +275,7 @@ func testDeliveryStats(t *testing.T, open OpenFunc) {
 	h.setStatus("b", store.DeliverySucceeded)
 	h.setStatus("d", store.DeliveryRetrying)
 
-	stats := func(what, trigger string, byStatus map[string]int, oldest time.Time) {
+	stats := func(what, trigger string, byStatus map[store.DeliveryStatus]int, oldest time.Time) {
 		t.Helper()
 		st, err := h.ts.DeliveryStats(h.ctx, "s1", trigger)
 		if err != nil || !maps.Equal(st.ByStatus, byStatus) || !sameTime(st.OldestOpen, oldest) {
@@ -289,20 +289,20 @@ func testDeliveryStats(t *testing.T, open OpenFunc) {
 			t.Fatalf("%s: open through %d = %d, %v; want %d", what, through, n, err, want)
 		}
 	}
-	stats("mixed", "t", map[string]int{"pending": 2, "succeeded": 1, "retrying": 1}, ts(20))
+	stats("mixed", "t", map[store.DeliveryStatus]int{"pending": 2, "succeeded": 1, "retrying": 1}, ts(20))
 	openThrough("mixed", 1, 0)
 	openThrough("mixed", 3, 1)
 	openThrough("mixed", 4, 2)
 	openThrough("mixed", 100, 3)
 
 	h.setStatus("a", store.DeliveryDiscarded)
-	stats("oldest discarded", "t", map[string]int{"pending": 1, "succeeded": 1, "retrying": 1, "discarded": 1}, ts(30))
+	stats("oldest discarded", "t", map[store.DeliveryStatus]int{"pending": 1, "succeeded": 1, "retrying": 1, "discarded": 1}, ts(30))
 	openThrough("oldest discarded", 3, 0)
 	h.setStatus("c", store.DeliveryFailed)
 	h.setStatus("d", store.DeliveryParked)
-	stats("none open", "t", map[string]int{"succeeded": 1, "discarded": 1, "failed": 1, "parked": 1}, time.Time{})
+	stats("none open", "t", map[store.DeliveryStatus]int{"succeeded": 1, "discarded": 1, "failed": 1, "parked": 1}, time.Time{})
 	openThrough("none open", 100, 0)
-	stats("no deliveries", "u", map[string]int{}, time.Time{})
+	stats("no deliveries", "u", map[store.DeliveryStatus]int{}, time.Time{})
 }
 
 func testTriggerPrune(t *testing.T, open OpenFunc) {
@@ -318,7 +318,7 @@ func testTriggerPrune(t *testing.T, open OpenFunc) {
 		e := h.lease(sp, "t", "p1", 0).Epoch
 		h.advance(sp, store.Advance{Trigger: "t", Epoch: e, From: 0, To: 9,
 			Deliveries: []store.Delivery{in(sp, dl("t", "a", 2)), in(sp, dl("t", "b", 5)), in(sp, dl("t", "c", 9))},
-			Errors:     []store.StanceError{{Trigger: "t", Seq: 3, Error: "x"}, {Trigger: "t", Seq: 6, Error: "y"}}})
+			Failures:   []store.FilterFailure{{Trigger: "t", Seq: 3, Error: "x"}, {Trigger: "t", Seq: 6, Error: "y"}}})
 	}
 	if _, err := h.st.SpacePrune(h.ctx, "s1", 5); err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func testDeliveryUpdateMany(t *testing.T, open OpenFunc) {
 	d1, d2, d3 := dl("t", "d1", 3), dl("t", "d2", 4), dl("t", "d3", 5)
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: e, From: 0, To: 10, Deliveries: []store.Delivery{d1, d2, d3}})
 
-	pending := []string{store.DeliveryPending}
+	pending := []store.DeliveryStatus{store.DeliveryPending}
 	us := []store.DeliveryUpdate{
 		{Space: "s1", ID: "d1", Epoch: e, From: pending, Status: store.DeliverySucceeded, Attempts: 1},
 		{Space: "s1", ID: "d2", Epoch: e + 1, From: pending, Status: store.DeliverySucceeded, Attempts: 1},

@@ -111,7 +111,7 @@ func testTriggerTx(t *testing.T, open OpenFunc) {
 
 func testTriggerTxComplete(t *testing.T, h *trig, e int64) {
 	t.Helper()
-	done := store.DeliveryUpdate{Space: "s1", ID: "x1", Epoch: e, From: []string{store.DeliveryPending},
+	done := store.DeliveryUpdate{Space: "s1", ID: "x1", Epoch: e, From: []store.DeliveryStatus{store.DeliveryPending},
 		Status: store.DeliverySucceeded, Attempts: 1}
 	h.commitTx("complete", func(tx store.TriggerTx) error { return tx.DeliveryComplete(h.ctx, done) })
 	if d := h.get("s1", "x1"); d.Status != store.DeliverySucceeded || d.Attempts != 1 {
@@ -133,7 +133,7 @@ func testTriggerTxComplete(t *testing.T, h *trig, e int64) {
 func testTriggerTxAdvance(t *testing.T, h *trig, e int64) {
 	t.Helper()
 	adv := store.Advance{Trigger: "t", Epoch: e, From: 0, To: 3, Deliveries: []store.Delivery{dl("t", "y1", 3)},
-		Errors: []store.StanceError{{Trigger: "t", Seq: 2, Error: "boom"}}}
+		Failures: []store.FilterFailure{{Trigger: "t", Seq: 2, Error: "boom"}}}
 	h.commitTx("advance", func(tx store.TriggerTx) error { return tx.TriggerAdvanceTx(h.ctx, []store.Advance{adv}) })
 	if st := h.state("s1", "t"); st.Cursor != 3 {
 		t.Fatalf("cursor %d after an advance in a transaction, want 3", st.Cursor)

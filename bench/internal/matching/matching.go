@@ -73,8 +73,8 @@ func measure(ctx context.Context, c harness.Config, n int) (index, naive float64
 	}
 	x := triggers.NewIndex(ts)
 	ins := inputs(n)
-	byIndex := func(in triggers.Input) { x.Match(in) }
-	byEvery := func(in triggers.Input) {
+	byIndex := func(in triggers.Subject) { x.Match(in) }
+	byEvery := func(in triggers.Subject) {
 		for _, p := range prgs {
 			_, _ = p.Eval(in)
 		}
@@ -89,7 +89,7 @@ func measure(ctx context.Context, c harness.Config, n int) (index, naive float64
 }
 
 // labeledPerRow is perRow under the pprof label system=label.
-func labeledPerRow(ctx context.Context, label string, d time.Duration, ins []triggers.Input, judge func(triggers.Input)) float64 {
+func labeledPerRow(ctx context.Context, label string, d time.Duration, ins []triggers.Subject, judge func(triggers.Subject)) float64 {
 	var v float64
 	_ = harness.Labeled(ctx, "system", label, func(ctx context.Context) error {
 		v = perRow(ctx, d, ins, judge)
@@ -100,7 +100,7 @@ func labeledPerRow(ctx context.Context, label string, d time.Duration, ins []tri
 
 // perRow judges the rows in turn with judge for d (at least one row)
 // and returns µs per row.
-func perRow(ctx context.Context, d time.Duration, ins []triggers.Input, judge func(triggers.Input)) float64 {
+func perRow(ctx context.Context, d time.Duration, ins []triggers.Subject, judge func(triggers.Subject)) float64 {
 	start := time.Now()
 	n := 0
 	for ; n == 0 || time.Since(start) < d && ctx.Err() == nil; n++ {

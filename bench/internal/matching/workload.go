@@ -58,7 +58,7 @@ func workload(n int) ([]*triggers.Trigger, error) {
 
 // inputs returns 1,000 rows of type task: patches of entities in random
 // projects among n, one in ten a delete.
-func inputs(n int) []triggers.Input {
+func inputs(n int) []triggers.Subject {
 	rng := rand.New(rand.NewPCG(1, 2))
 	props := func() json.RawMessage {
 		p, _ := json.Marshal(map[string]any{
@@ -68,11 +68,11 @@ func inputs(n int) []triggers.Input {
 		})
 		return p
 	}
-	ins := make([]triggers.Input, 1000)
+	ins := make([]triggers.Subject, 1000)
 	for i := range ins {
 		row := &store.Row{Seq: int64(i + 1), Type: "task", Op: "patch", Actor: "owner", EntityID: fmt.Sprint(i),
 			Payload: json.RawMessage(`{"properties":["status"]}`)}
-		in := triggers.Input{Row: row, Before: &store.Record{Type: "task", ID: row.EntityID, Version: 1, Properties: props()}}
+		in := triggers.Subject{Row: row, Before: &store.Record{Type: "task", ID: row.EntityID, Version: 1, Properties: props()}}
 		if i%10 == 0 {
 			row.Op = "delete"
 		} else {

@@ -33,9 +33,9 @@ func RawText(raw json.RawMessage, def string) string {
 }
 
 // EncodeStrings encodes a string list; nil becomes [].
-func EncodeStrings(v []string) (string, error) {
+func EncodeStrings[S ~string](v []S) (string, error) {
 	if v == nil {
-		v = []string{}
+		v = []S{}
 	}
 	return Marshal(v)
 }
