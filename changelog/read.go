@@ -143,6 +143,20 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	return page, nil
 }
 
+// SplitRaw cuts commits read in seq order (a RawPullPage's) into the
+// pages PullRaw with limit would answer one after the other, by the same
+// rule (fitPage). The last page may be short of what PullRaw would
+// answer when commits do not reach the head.
+func SplitRaw(commits []store.RawCommit, limit int) [][]store.RawCommit {
+	var pages [][]store.RawCommit
+	for len(commits) > 0 {
+		kept, _, _ := fitPage(commits, limit, 0, 0, func(c *store.RawCommit) (int64, int) { return c.Seq, c.ChangeCount() })
+		pages = append(pages, kept[:len(kept):len(kept)])
+		commits = commits[len(kept):]
+	}
+	return pages
+}
+
 // fitPage cuts a read of up to limit+1 commits after after to a pull
 // page: limit is a soft budget in changes (size gives a commit's seq and
 // change count); the first commit is always kept whole, another only if

@@ -30,7 +30,7 @@ type batch struct {
 }
 
 // evaluate judges one batch of rows above the lowest cursor of the
-// active change triggers (up to catchUpPages of them while catching up),
+// active change triggers (up to catchUpPages batches while catching up),
 // creates the deliveries and advances every cursor in one transaction.
 // more reports that rows remain.
 func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
@@ -61,30 +61,31 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	if len(page.Commits) == 0 {
 		return false, nil
 	}
-	end := page.Commits[len(page.Commits)-1].Seq
-	if page.HasMore {
+	pages, more := changelog.SplitRaw(page.Commits, sr.e.opts.Batch), page.HasMore
+	if more && len(pages) > 1 {
+		pages = pages[:len(pages)-1] // it may be short of a batch: read again next time
+	}
+	end := lastSeq(pages[len(pages)-1])
+	if more {
 		sr.readAhead(ctx, end)
 	}
-	batches, matched, err := sr.judgeRaw(active, page.Commits)
-	if err != nil {
-		return false, fmt.Errorf("judge after %d: %w", lo, err)
-	}
-	rows, more := len(page.Commits), page.HasMore
-	for pages := 1; more && pages < catchUpPages && pendingOf(batches) < sr.e.opts.Batch; pages++ {
-		next, err := sr.read(ctx, end)
-		if err != nil || len(next.Commits) == 0 {
-			break // the next evaluation reads it again
+	batches, matched, rows := newBatches(active), map[int64]*store.Commit{}, 0
+	for i, p := range pages {
+		if i > 0 && pendingOf(batches) >= sr.e.opts.Batch {
+			more = true
+			break
 		}
-		if next.HasMore {
-			sr.readAhead(ctx, next.Commits[len(next.Commits)-1].Seq)
+		nb, nm, err := sr.judgeRaw(active, p)
+		if err != nil && i == 0 {
+			return false, fmt.Errorf("judge after %d: %w", lo, err)
 		}
-		nb, nm, err := sr.judgeRaw(active, next.Commits)
 		if err != nil {
+			more = true
 			break
 		}
 		merge(batches, nb)
 		maps.Copy(matched, nm)
-		end, rows, more = next.Commits[len(next.Commits)-1].Seq, rows+len(next.Commits), next.HasMore
+		end, rows = lastSeq(p), rows+len(p)
 	}
 	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", rows))
 	if err := sr.commit(ctx, batches, end); err != nil {
@@ -94,12 +95,17 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	return more, nil
 }
 
-// catchUpPages bounds the pages one evaluation judges while it catches
-// up (more pages wait to be read). Each page is judged, coalesced and
-// capped as its own batch, as a backtest pages; their deliveries, errors
-// and cursor moves share one transaction, so a catch-up pays one commit
-// for up to catchUpPages pages (or Batch pending deliveries and errors).
+// catchUpPages bounds the batches one evaluation judges while it catches
+// up: it reads up to catchUpPages batches of rows in one page and cuts it
+// into batches as Batch-sized pages would be cut (changelog.SplitRaw).
+// Each batch is judged, coalesced and capped on its own, as a backtest
+// pages; their deliveries, errors and cursor moves share one
+// transaction, so a catch-up pays one read and one commit for up to
+// catchUpPages batches (fewer once Batch deliveries and errors wait).
 const catchUpPages = 8
+
+// lastSeq returns the seq of a page's last commit.
+func lastSeq(cs []store.RawCommit) int64 { return cs[len(cs)-1].Seq }
 
 // pendingOf counts the deliveries and errors the batches would write.
 func pendingOf(batches map[string]*batch) int {
@@ -143,7 +149,7 @@ func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.RawPullPag
 			}
 		}
 	}
-	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
 }
 
 // evalPull reads what the evaluator and the functions need: no receipts.
@@ -157,7 +163,7 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 	sr.ahead = p
 	sr.wg.Go(func() {
 		defer close(p.done)
-		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
 	})
 }
 
