@@ -44,8 +44,9 @@ type Options struct {
 	// LeaseTTL is how long a lease lives unrenewed (default 15s); leases
 	// are renewed every LeaseTTL/3.
 	LeaseTTL time.Duration
-	// Batch bounds the rows one evaluation transaction covers (default
-	// 1000).
+	// Batch bounds the rows (changes) of one evaluation batch, judged
+	// and coalesced together (default 1000); a catch-up commits up to 8
+	// batches in one transaction.
 	Batch int
 	// Poll is how often a space is re-checked without a wake-up (default
 	// 1s); commits of this process and, on PostgreSQL, NOTIFY wake it at

@@ -178,3 +178,12 @@ func (sr *spaceRun) settleInCommit(p *inCommitPlan, err error) {
 	sr.e.inCommitGroups.Add(1)
 	sr.finish(p.batches, bySeq(p.commits), time.Since(p.started), len(p.commits))
 }
+
+// bySeq indexes a group's commits by seq.
+func bySeq(cs []store.Commit) map[int64]*store.Commit {
+	m := make(map[int64]*store.Commit, len(cs))
+	for i := range cs {
+		m[cs[i].Seq] = &cs[i]
+	}
+	return m
+}
