@@ -29,6 +29,8 @@ type Log struct {
 	cache   writeCache
 	// probe tunes how ambiguous commits are resolved (see resolve).
 	probing probeTuning
+	// notes serves Subscribe.
+	notes notifications
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's
