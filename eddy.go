@@ -57,8 +57,7 @@ type Config struct {
 	// sends the heartbeat {} (default watch.DefaultHeartbeat, 15s).
 	Heartbeat time.Duration
 	// Watch tunes the watch hub (stream caps, write timeout, buffers);
-	// Heartbeat above wins when set, and Open sets its Logger and
-	// OnNotify.
+	// Heartbeat above wins when set, and Open sets its Logger.
 	Watch watch.Options
 	// Retention is the policy the background housekeeper prunes every
 	// space with; the zero value prunes nothing. Receipts past the
@@ -174,12 +173,12 @@ func Open(ctx context.Context, cfg Config) (*Eddy, error) {
 	}
 	// The log's commits wake the hub and feed the metrics; the hub reads
 	// through the log.
-	e.log = changelog.New(st, changelog.Options{OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
+	e.log = changelog.New(st, changelog.Options{Logger: logger, OnCommit: e.notify, Observe: e.tel.ObserveGroup, ClientRetention: cfg.ClientRetention})
 	wo := cfg.Watch
 	if cfg.Heartbeat > 0 {
 		wo.Heartbeat = cfg.Heartbeat
 	}
-	wo.Logger, wo.OnNotify = logger, e.notifyEngine
+	wo.Logger = logger
 	e.hub = watch.New(e.log, wo)
 	if cfg.Engine.Logger == nil {
 		cfg.Engine.Logger = logger

@@ -13,7 +13,6 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -35,7 +34,7 @@ func TestHubWired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub()}).Handler())
+	srv := httptest.NewServer(e.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { _ = e.Close() }) // runs before srv.Close
 

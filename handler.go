@@ -1,6 +1,7 @@
 package eddy
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/eddy-run/eddy/server"
@@ -26,4 +27,11 @@ func (e *Eddy) ServerConfig() server.Config {
 //
 // Stop the hub (Close does) before shutting the HTTP server down so watch
 // streams end with their terminal frame.
-func (e *Eddy) Handler() http.Handler { return server.New(e.ServerConfig()).Handler() }
+func (e *Eddy) Handler() http.Handler {
+	s, err := server.New(e.ServerConfig())
+	if err != nil {
+		// Unreachable: Open builds every service ServerConfig names.
+		panic(fmt.Sprintf("eddy: %v", err))
+	}
+	return s.Handler()
+}

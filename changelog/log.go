@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -24,6 +25,9 @@ func (e *HistoryUnavailableError) Error() string {
 
 // Options tune a Log. The zero value is usable.
 type Options struct {
+	// Logger receives the log's operational messages (default
+	// slog.Default()).
+	Logger *slog.Logger
 	// IdempotencyWindow is how long receipts are kept by mutation id
 	// (default 24h).
 	IdempotencyWindow time.Duration

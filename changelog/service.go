@@ -34,6 +34,8 @@ type Log struct {
 	inCommit atomic.Pointer[InCommit]
 	// ahead reads sequential raw pullers' next pages (readahead.go).
 	ahead pullAhead
+	// notes serves Subscribe.
+	notes notifications
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's

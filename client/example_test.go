@@ -34,9 +34,13 @@ func exampleServer() (addr, token string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{
-		Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Engine: e.Engine(), Logger: quiet,
-	}).Handler())
+	cfg := e.ServerConfig()
+	cfg.Logger = quiet
+	api, err := server.New(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
 	return srv.URL, token, func() {
 		_ = e.Close()
 		srv.Close()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestFairShare(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ n, k, want int }{
 		{0, 1, 0}, {0, 3, 0}, {1, 3, 1}, {9, 3, 3}, {10, 3, 4}, {9, 1, 9}, {7, 0, 7}, {2, 5, 1},
 	} {
@@ -23,6 +24,7 @@ func TestFairShare(t *testing.T) {
 // The weight is a pure function of its parts, separates them, and its
 // top owner per trigger spreads triggers about evenly.
 func TestWeight(t *testing.T) {
+	t.Parallel()
 	if w1, w2 := weight("s", "t", "a"), weight("s", "t", "a"); w1 != w2 {
 		t.Fatal("weight is not deterministic")
 	}
@@ -59,6 +61,7 @@ func cmpUint(a, b uint64) int {
 // A process above its share releases its lowest-weight leases and keeps
 // the others; below it, it takes the free leases handed to it.
 func TestPlanLeases(t *testing.T) {
+	t.Parallel()
 	names := []string{"t0", "t1", "t2", "t3", "t4"}
 	var views []leaseView
 	for i, n := range names {
@@ -91,6 +94,7 @@ func TestPlanLeases(t *testing.T) {
 // A process that is not in the list (its beat failed) still plans as
 // one of the live processes.
 func TestPlanLeasesAddsSelf(t *testing.T) {
+	t.Parallel()
 	views := []leaseView{{name: "x"}, {name: "y"}}
 	plan := planLeases("s", "a", nil, views, nil)
 	if !sameSet(plan.take, []string{"x", "y"}) {
@@ -101,6 +105,7 @@ func TestPlanLeasesAddsSelf(t *testing.T) {
 // leaseViews reads live holders; expired, released and missing leases are
 // free; expiring exactly now is still held (the store refuses it).
 func TestLeaseViews(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(100, 0)
 	states := []store.TriggerState{
 		{Trigger: "live", Owner: "a", Epoch: 2, LeaseExpires: now.Add(time.Second)},
@@ -277,6 +282,7 @@ func (s *sim) still(what string, rng *rand.Rand, rounds int, procs ...string) {
 }
 
 func TestLoneProcessTakesAll(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 9, 50} {
 		s := newSim(t, n)
 		s.tick("a")
@@ -290,6 +296,7 @@ func TestLoneProcessTakesAll(t *testing.T) {
 // Processes joining one by one converge to their shares in a few rounds
 // and then never move a lease.
 func TestSpreadConverges(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := newSim(t, 9)
 	s.tick("a")
@@ -308,6 +315,7 @@ func TestSpreadConverges(t *testing.T) {
 // Processes starting together split the leases at once, without a lease
 // changing hands.
 func TestSpreadSimultaneousStart(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, 9)
 	s.now++
 	for _, p := range []string{"a", "b", "c"} {
@@ -325,6 +333,7 @@ func TestSpreadSimultaneousStart(t *testing.T) {
 // A second process takes over about half of a lone process's leases: the
 // first one's lowest-weight half.
 func TestAddProcessMovesHalf(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, 100)
 	s.tick("a")
 	for range 4 {
@@ -350,6 +359,7 @@ func TestAddProcessMovesHalf(t *testing.T) {
 // A dead process's leases move to the others after the TTL; nobody
 // else's do.
 func TestDeadProcessLeasesMove(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	s := newSim(t, 9)
 	for range 6 {
@@ -378,6 +388,7 @@ func TestDeadProcessLeasesMove(t *testing.T) {
 
 // Random sizes, arrivals and round orders always converge, then stay.
 func TestSpreadRandom(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	all := []string{"p1", "p2", "p3", "p4", "p5"}
 	for i := range 200 {
@@ -402,6 +413,7 @@ func TestSpreadRandom(t *testing.T) {
 // failing, say) strands no lease the others have room for: leases
 // handed to it are taken by the others a round later.
 func TestFallBackTakesStrandedLeases(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, 10) // share 4: a and b have room for 8
 	for range 4 {
 		s.now++

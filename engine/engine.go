@@ -49,8 +49,9 @@ type Options struct {
 	// batches in one transaction.
 	Batch int
 	// Poll is how often a space is re-checked without a wake-up (default
-	// 1s); commits of this process and, on PostgreSQL, NOTIFY wake it at
-	// once.
+	// 1s); commits of this process (Notify, wired to the log's OnCommit)
+	// and, on PostgreSQL, every process's (the changelog subscription
+	// Start makes, changelog.Log.Subscribe) wake it at once.
 	Poll time.Duration
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
@@ -119,9 +120,13 @@ type Engine struct {
 	started bool                 // guarded by mu; set by Start and by Stop
 	running bool                 // guarded by mu; the lease manager was launched
 	cancel  context.CancelFunc   // guarded by mu; nil before Start and after Stop
-	stopped chan struct{}        // closed when the lease manager has stopped
-	wg      sync.WaitGroup
-	kick    chan struct{}
+	// unsubscribe ends the changelog subscription of Start (the
+	// wake-ups of other processes' commits); guarded by mu, nil before
+	// Start and after Stop.
+	unsubscribe func()
+	stopped     chan struct{} // closed when the lease manager has stopped
+	wg          sync.WaitGroup
+	kick        chan struct{}
 
 	// live mirrors spaces for the in-commit path, which must not take
 	// mu (see incommit.go).
@@ -231,6 +236,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started, e.running = true, true
 	e.completions.start()
 	ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.unsubscribe = e.log.Subscribe(e.Notify)
 	e.wg.Go(func() {
 		defer close(e.stopped)
 		e.manage(ctx)
@@ -250,11 +256,14 @@ func (e *Engine) Start(ctx context.Context) error {
 // error if ctx ended before the drains did.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
-	cancel := e.cancel
-	e.cancel = nil
+	cancel, unsubscribe := e.cancel, e.unsubscribe
+	e.cancel, e.unsubscribe = nil, nil
 	running := e.running
 	e.started = true // no Start after Stop
 	e.mu.Unlock()
+	if unsubscribe != nil {
+		unsubscribe() // outside mu: the listener may be waiting for it in Notify
+	}
 	if cancel == nil {
 		if !running {
 			e.completions.stop()

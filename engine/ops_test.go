@@ -152,7 +152,17 @@ func TestDisableAndEnable(t *testing.T) {
 // it happened writes nothing.
 func TestReset(t *testing.T) {
 	bothDrivers(t, func(t *testing.T, open opener) {
-		e := newEnv(t, open(t), engine.Options{})
+		attempted := make(chan struct{}, 10) // an attempt of block ended
+		opts := testOptions()
+		opts.Observe = func(ev engine.Event) {
+			if ev.Kind == "delivery" && ev.Trigger == "block" {
+				select {
+				case attempted <- struct{}{}:
+				default:
+				}
+			}
+		}
+		e := newEnv(t, open(t), opts)
 		started := make(chan int64, 10)
 		release := make(chan struct{})
 		e.handler("block", func(ctx context.Context, in functions.Input) ([]changelog.Mutation, error) {
@@ -189,7 +199,11 @@ func TestReset(t *testing.T) {
 			t.Fatalf("open deliveries after reset: %v", st.Deliveries)
 		}
 		close(release)
-		time.Sleep(200 * time.Millisecond) // the released handler returns and its completion is refused
+		select { // the released handler returned and its completion was refused
+		case <-attempted:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the released attempt did not end")
+		}
 		if got := e.head(); got != head {
 			t.Fatalf("a discarded delivery wrote: %+v", e.commits(head))
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -108,4 +109,30 @@ func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
 	if ds := a.deliveries("watch"); len(ds) != 1 || ds[0].Status != store.DeliverySucceeded {
 		t.Fatalf("deliveries after the hand-back: %+v", ds)
 	}
+}
+
+// A commit of another process wakes this process's engine through its
+// changelog subscription (PostgreSQL NOTIFY), not its poll or its lease
+// rounds: with both an hour long, the delivery still follows another
+// process's write.
+func TestOtherProcessCommitWakesEngine(t *testing.T) {
+	t.Parallel()
+	open := openPostgres(pgtest.NewDatabase(t))
+	b := newEnv(t, open(t), engine.Options{Owner: "b", LeaseTTL: time.Hour, Poll: time.Hour})
+	b.noop()
+	b.trigger("on-task", `{"source":{"changes":{"types":["task"]}},"function":"noop"}`)
+	b.eventually("b holds the trigger", func() bool { return b.status("on-task").Owner == "b" })
+
+	// Another process: its own store connection and changelog, no engine.
+	other := changelog.New(open(t), changelog.Options{})
+	t.Cleanup(func() { _ = other.Close() })
+	res, err := other.Write(t.Context(), changelog.WriteRequest{Space: space,
+		Mutations: []changelog.Mutation{put("task", "t1", map[string]any{"n": 1})}, Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.eventually("b delivers the other process's row", func() bool {
+		ds := b.deliveries("on-task", store.DeliverySucceeded)
+		return len(ds) == 1 && ds[0].Seq == res.LastSeq
+	})
 }

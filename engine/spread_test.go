@@ -13,6 +13,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 )
@@ -85,8 +86,9 @@ func (c *cluster) leases(e *env) (map[string]string, map[string]int64) {
 func (c *cluster) spread(e *env, start time.Time, limit time.Duration, owners ...string) (time.Duration, map[string]string) {
 	c.t.Helper()
 	share := (len(c.names) + len(owners) - 1) / len(owners)
-	for {
-		held, _ := c.leases(e)
+	var held map[string]string
+	polltest.Within(c.t, limit-time.Since(start), fmt.Sprintf("leases spread over %v", owners), func() bool {
+		held, _ = c.leases(e)
 		count := map[string]int{}
 		for _, o := range held {
 			count[o]++
@@ -95,14 +97,9 @@ func (c *cluster) spread(e *env, start time.Time, limit time.Duration, owners ..
 		for o, n := range count {
 			ok = ok && slices.Contains(owners, o) && n <= share && n >= share-1
 		}
-		if ok {
-			return time.Since(start), held
-		}
-		if time.Since(start) > limit {
-			c.t.Fatalf("leases not spread over %v after %v: held %v", owners, limit, held)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok
+	})
+	return time.Since(start), held
 }
 
 // writeTasks writes n tasks one commit each and returns their seqs.

@@ -60,7 +60,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		{"file-batched", logbuf.NewHandler(slog.NewTextHandler(buffered, nil), buffered)},
 	}
 	for _, l := range loggers {
-		h := New(Config{Log: lg, Auth: as, Logger: slog.New(l.h), Version: "bench"}).Handler()
+		h := newServer(b, Config{Log: lg, Auth: as, Logger: slog.New(l.h), Version: "bench"}).Handler()
 		b.Run(l.name, func(b *testing.B) {
 			for b.Loop() {
 				r := httptest.NewRequest("GET", "/api/v1/spaces/default", nil)

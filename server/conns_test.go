@@ -21,7 +21,7 @@ import (
 // Listen with limits l, on a real TCP listener.
 func connEnv(t *testing.T, l ConnLimits) (addr string, ln *Listener) {
 	t.Helper()
-	s := New(Config{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s := newServer(t, Config{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

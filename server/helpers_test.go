@@ -21,11 +21,15 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 	"github.com/eddy-run/eddy/store/sqlite"
+	"github.com/eddy-run/eddy/views"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -38,14 +42,7 @@ type driver struct {
 }
 
 var drivers = []driver{
-	{"sqlite", func(t *testing.T) store.Store {
-		t.Helper()
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
-		if err != nil {
-			t.Fatalf("open sqlite: %v", err)
-		}
-		return migrated(t, st)
-	}},
+	{"sqlite", func(t *testing.T) store.Store { return openSQLite(t) }},
 	{"postgres", func(t *testing.T) store.Store {
 		t.Helper()
 		st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
@@ -56,13 +53,64 @@ var drivers = []driver{
 	}},
 }
 
-func migrated(t *testing.T, st store.Store) store.Store {
+func migrated(t testing.TB, st store.Store) store.Store {
 	t.Helper()
 	t.Cleanup(func() { _ = st.Close() })
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return st
+}
+
+// openSQLite opens a fresh, migrated SQLite store.
+func openSQLite(t testing.TB) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	return migrated(t, st)
+}
+
+// withServices fills in the services New requires that cfg leaves out,
+// as a program wiring a server by hand does: a Log over a fresh SQLite
+// store, Auth over its store, and definitions (running functions
+// through cfg.Engine, else a never-started engine), views (on cfg.Hub)
+// and a journal over the Log.
+func withServices(t testing.TB, cfg Config) Config {
+	t.Helper()
+	if cfg.Log == nil {
+		lg := changelog.New(openSQLite(t), changelog.Options{})
+		t.Cleanup(func() { _ = lg.Close() })
+		cfg.Log = lg
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = auth.NewService(cfg.Log.Store())
+	}
+	if cfg.Definitions == nil {
+		exec := cfg.Engine
+		if exec == nil {
+			exec = engine.New(cfg.Log, nil, engine.Options{Logger: cfg.Logger})
+		}
+		cfg.Definitions = definitions.New(cfg.Log, definitions.Options{Executor: exec})
+	}
+	if cfg.Views == nil {
+		cfg.Views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: cfg.Logger})
+	}
+	if cfg.Journal == nil {
+		cfg.Journal = journal.New(cfg.Log, journal.Options{Logger: cfg.Logger})
+	}
+	return cfg
+}
+
+// newServer is New(withServices(t, cfg)), failing t on an error.
+func newServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	s, err := New(withServices(t, cfg))
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	return s
 }
 
 // env is one test's server over a real Log.
@@ -127,7 +175,7 @@ func newEnvWith(t *testing.T, d driver, wo watch.Options, hook func(*Config)) *e
 	if hook != nil {
 		hook(&cfg)
 	}
-	server := New(cfg)
+	server := newServer(t, cfg)
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 	// Cleanups run last-registered first: streams end before srv.Close

@@ -33,7 +33,7 @@ func journalEnv(t *testing.T, d driver) (*env, *storetest.Clock) {
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	hub := watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
 	j := journal.New(lg, journal.Options{Now: clock.Now, Retention: time.Hour})
-	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Journal: j, Logger: logger, Version: "test"}).Handler())
+	srv := httptest.NewServer(newServer(t, Config{Log: lg, Auth: as, Hub: hub, Journal: j, Logger: logger, Version: "test"}).Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { stopHub(t, hub) })
 	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}

@@ -35,7 +35,7 @@ func newMetricsEnv(t *testing.T) *env {
 	as := auth.NewService(st)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
-	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Metrics: tel}).Handler())
+	srv := httptest.NewServer(newServer(t, Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Metrics: tel}).Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { stopHub(t, hub) })
 	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}

@@ -101,7 +101,7 @@ func TestRequestID(t *testing.T) {
 func TestPanicRecovery(t *testing.T) {
 	t.Parallel()
 	var logs strings.Builder
-	s := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := newServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	h := s.withRequestID(s.withAccessLog(s.withRecovery(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("boom")
 	}))))

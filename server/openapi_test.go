@@ -101,7 +101,7 @@ func (stubMetrics) Handler() http.Handler                          { return http
 func TestOpenAPIRoutes(t *testing.T) {
 	t.Parallel()
 	o := loadSpec(t)
-	s := New(Config{Logger: slog.New(slog.DiscardHandler), Metrics: stubMetrics{}})
+	s := newServer(t, Config{Logger: slog.New(slog.DiscardHandler), Metrics: stubMetrics{}})
 	served := map[string]bool{}
 	for _, p := range s.patterns {
 		served[p] = true

@@ -63,7 +63,7 @@ func TestStoreOutage(t *testing.T) {
 			as := auth.NewService(authStore)
 			logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 			hub := watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
-			srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Version: "test"}).Handler())
+			srv := httptest.NewServer(newServer(t, Config{Log: lg, Auth: as, Hub: hub, Logger: logger, Version: "test"}).Handler())
 			t.Cleanup(srv.Close)
 			t.Cleanup(func() { stopHub(t, hub) })
 			e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -24,16 +27,16 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Config wires a Server.
 type Config struct {
+	// Log and Auth are required.
 	Log  *changelog.Log
 	Auth *auth.Service
 	// Hub serves ?watch=1 streams; nil answers them unavailable.
 	Hub *watch.Hub
-	// Definitions manages functions and triggers; nil builds one over Log.
+	// Definitions manages functions and triggers (required).
 	Definitions *definitions.Service
-	// Views serves view sync; nil builds one over Log and Hub.
+	// Views serves view sync (required).
 	Views *views.Service
-	// Journal serves the per-user journal; nil builds one over Log with
-	// the default settings.
+	// Journal serves the per-user journal (required).
 	Journal *journal.Service
 	// Engine answers the trigger operations (enable, disable, reset,
 	// replay, deliveries, stances, fences) and a trigger's status; nil
@@ -93,8 +96,18 @@ type Server struct {
 	handler        http.Handler
 }
 
-// New returns a Server for cfg.
-func New(cfg Config) *Server {
+// ErrIncompleteConfig reports a Config missing a dependency New needs;
+// the error New returns wraps it and names each missing field.
+var ErrIncompleteConfig = errors.New("server: incomplete config")
+
+// New returns a Server for cfg. Log, Auth, Definitions, Views and Journal
+// are required (eddy.(*Eddy).ServerConfig wires them all): a missing one
+// is an error wrapping ErrIncompleteConfig that names it. Hub and Engine
+// are optional: without them their routes answer unavailable.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	s := &Server{
 		log:            cfg.Log,
 		auth:           cfg.Auth,
@@ -110,27 +123,11 @@ func New(cfg Config) *Server {
 		whenBudget:     cfg.WhenBudget,
 		corsOrigins:    cfg.CORSOrigins,
 		tracerProvider: cfg.TracerProvider,
+		causeKeys:      causality.NewKeyring(cfg.Log.Store()),
 		mux:            http.NewServeMux(),
-	}
-	if cfg.Log != nil {
-		s.causeKeys = causality.NewKeyring(cfg.Log.Store())
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()
-	}
-	if s.defs == nil && cfg.Log != nil {
-		exec := cfg.Engine
-		if exec == nil {
-			// Never started: it only runs dry runs and manual runs.
-			exec = engine.New(cfg.Log, nil, engine.Options{Logger: s.logger})
-		}
-		s.defs = definitions.New(cfg.Log, definitions.Options{Executor: exec})
-	}
-	if s.views == nil && cfg.Log != nil {
-		s.views = views.New(cfg.Log, views.Options{Hub: cfg.Hub, Logger: s.logger})
-	}
-	if s.journal == nil && cfg.Log != nil {
-		s.journal = journal.New(cfg.Log, journal.Options{Logger: s.logger})
 	}
 	if s.tracerProvider == nil {
 		s.tracerProvider = otel.GetTracerProvider()
@@ -143,7 +140,26 @@ func New(cfg Config) *Server {
 	}
 	s.routes()
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
-	return s
+	return s, nil
+}
+
+// check returns an error naming every required dependency cfg lacks.
+func (cfg *Config) check() error {
+	var missing []string
+	need := func(name string, absent bool) {
+		if absent {
+			missing = append(missing, name)
+		}
+	}
+	need("Log", cfg.Log == nil)
+	need("Auth", cfg.Auth == nil)
+	need("Definitions", cfg.Definitions == nil)
+	need("Views", cfg.Views == nil)
+	need("Journal", cfg.Journal == nil)
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: missing %s", ErrIncompleteConfig, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // Handler returns the server's root handler.

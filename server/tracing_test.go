@@ -77,7 +77,7 @@ func TestAccessLogTraceID(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
-	s := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), TracerProvider: tp})
+	s := newServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), TracerProvider: tp})
 	r := httptest.NewRequest("GET", "/healthz", nil)
 	r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	s.Handler().ServeHTTP(httptest.NewRecorder(), r)
@@ -87,7 +87,7 @@ func TestAccessLogTraceID(t *testing.T) {
 	// Without a tracer provider that records, and no incoming trace,
 	// there is no trace id to log.
 	logs.Reset()
-	s = New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s = newServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
 	if strings.Contains(logs.String(), "trace_id") {
 		t.Fatalf("trace_id logged without a trace: %s", logs.String())

@@ -155,7 +155,7 @@ func newEngineEnv(t *testing.T, d driver) *env {
 		t.Fatalf("ensure space: %v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat, OnNotify: func(space string, head int64) { eng.Notify(space, head) }})
+	hub = watch.New(lg, watch.Options{Logger: logger, Heartbeat: testHeartbeat})
 	eng = engine.New(lg, nil, engine.Options{Poll: 20 * time.Millisecond, Logger: logger})
 	if err := eng.Start(context.Background()); err != nil {
 		t.Fatalf("start engine: %v", err)
@@ -163,7 +163,7 @@ func newEngineEnv(t *testing.T, d driver) *env {
 	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 	as := auth.NewService(st)
 	defs := definitions.New(lg, definitions.Options{Hooks: eng})
-	srv := httptest.NewServer(New(Config{Log: lg, Auth: as, Hub: hub, Definitions: defs, Engine: eng, Logger: logger, Version: "test"}).Handler())
+	srv := httptest.NewServer(newServer(t, Config{Log: lg, Auth: as, Hub: hub, Definitions: defs, Engine: eng, Logger: logger, Version: "test"}).Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { stopHub(t, hub) })
 	e := &env{t: t, srv: srv, log: lg, auth: as, hub: hub}

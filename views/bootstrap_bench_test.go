@@ -18,6 +18,8 @@ import (
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
@@ -59,8 +61,13 @@ func BenchmarkBootstrap(b *testing.B) {
 	// Identified, as the server makes every reader: a frozen session is
 	// judged for its opener once, when it is materialized.
 	admin := views.Identify(auth.NewReader(&auth.Principal{Space: auth.AllSpaces, Role: auth.RoleAdmin}, nil), "bench")
-	srv := httptest.NewServer(server.New(server.Config{Log: lg, Auth: auth.NewService(st), Views: svc,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	api, err := server.New(server.Config{Log: lg, Auth: auth.NewService(st), Views: svc, Logger: quiet,
+		Definitions: definitions.New(lg, definitions.Options{}), Journal: journal.New(lg, journal.Options{Logger: quiet})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
 	b.Cleanup(srv.Close)
 	_, secret, err := auth.NewService(st).Create(ctx, auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin})
 	if err != nil {

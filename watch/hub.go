@@ -12,7 +12,6 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
-	"github.com/eddy-run/eddy/store"
 )
 
 // Tunables: the defaults of Options. Tests shrink them through Options.
@@ -54,9 +53,6 @@ var (
 	// httptest.Server.CloseClientConnections cannot cut it). New reads
 	// it.
 	Takeover = true
-	// listenBackoffMax bounds the delay between restarts of a failed
-	// store.Notifier Listen.
-	listenBackoffMax = 30 * time.Second
 )
 
 // ErrStopped reports a Start after Stop.
@@ -73,10 +69,6 @@ type Options struct {
 	WatcherBuffer int
 	// CatchUpBatch is the rows per catch-up read (DefaultCatchUpBatch).
 	CatchUpBatch int
-	// OnNotify, if set, also hears every commit notification the store's
-	// Listen delivers (other processes' commits included; space "" and
-	// head -1 after a reconnect). It must not block.
-	OnNotify func(space string, head int64)
 	// ReadBatch is the rows per shared read (DefaultReadBatch).
 	ReadBatch int
 	// WriteTimeout bounds each write to a client (DefaultWriteTimeout).
@@ -151,6 +143,8 @@ type Hub struct {
 	perKey  map[string]int       // open streams by key; guarded by mu
 	started bool                 // guarded by mu
 	stopped bool                 // guarded by mu
+	// unsubscribe ends the changelog subscription Start made; guarded by mu.
+	unsubscribe func()
 }
 
 // New returns a Hub over lg. Wire lg's OnCommit to Hub.Notify.
@@ -171,8 +165,8 @@ func New(lg *changelog.Log, opts Options) *Hub {
 // Heartbeat returns the idle heartbeat interval in use.
 func (h *Hub) Heartbeat() time.Duration { return h.opts.Heartbeat }
 
-// Start starts listening for commits of other processes when the store is
-// a store.Notifier. It returns at once; a second Start is a no-op, a Start
+// Start subscribes to the changelog's commit notifications (on a
+// store.Notifier, other processes' commits; changelog.Log.Subscribe). It returns at once; a second Start is a no-op, a Start
 // after Stop is ErrStopped.
 func (h *Hub) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -187,47 +181,13 @@ func (h *Hub) Start(ctx context.Context) error {
 		return nil
 	}
 	h.started = true
-	if n, ok := h.log.Store().(store.Notifier); ok {
-		h.loops.Add(1)
-		go h.listen(n)
-	}
+	h.unsubscribe = h.log.Subscribe(h.notified)
 	return nil
 }
 
-// notified handles a commit notification from the store: it wakes the
-// space's watchers and tells Options.OnNotify.
-func (h *Hub) notified(space string, head int64) {
-	h.Notify(space, head)
-	if h.opts.OnNotify != nil {
-		h.opts.OnNotify(space, head)
-	}
-}
-
-// listen runs the store's Listen until Stop, restarting it with backoff
-// if it fails.
-func (h *Hub) listen(n store.Notifier) {
-	defer h.loops.Done()
-	delay := 100 * time.Millisecond
-	for {
-		start := time.Now()
-		err := n.Listen(h.ctx, h.notified)
-		if h.ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) > listenBackoffMax {
-			delay = 100 * time.Millisecond
-		}
-		h.opts.Logger.Warn("watch: listen for commits failed; retrying", "err", err, "retryIn", delay)
-		t := time.NewTimer(delay)
-		select {
-		case <-h.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		delay = min(2*delay, listenBackoffMax)
-	}
-}
+// notified handles a commit notification from the changelog: it wakes
+// the space's watchers.
+func (h *Hub) notified(space string, head int64) { h.Notify(space, head) }
 
 // Notify tells the hub that space has committed up to head. Space "" (with
 // head -1) wakes every space hub. It never blocks.
@@ -263,6 +223,13 @@ func (h *Hub) Stop(ctx context.Context) error {
 	go func() {
 		h.streams.Wait()
 		h.cancel()
+		h.mu.Lock()
+		unsubscribe := h.unsubscribe
+		h.unsubscribe = nil
+		h.mu.Unlock()
+		if unsubscribe != nil {
+			unsubscribe()
+		}
 		h.loops.Wait()
 		close(done)
 	}()

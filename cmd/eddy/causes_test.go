@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/client"
-	"github.com/eddy-run/eddy/server"
 )
 
 // newChainServer is newTestServer holding a causal chain: seq 1 an API
@@ -33,7 +31,7 @@ func newChainServer(t *testing.T) (*testServer, *eddy.Eddy) {
 	if err != nil {
 		t.Fatalf("bootstrap admin: %v", err)
 	}
-	hs := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Version: "test"}).Handler())
+	hs := serveAPI(t, serverConfig(e))
 	t.Cleanup(func() {
 		hs.Close()
 		if err := e.Close(); err != nil {

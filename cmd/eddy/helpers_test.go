@@ -34,12 +34,15 @@ type testServer struct {
 	admin string
 }
 
-// newTestServer opens eddy on SQLite in a temp dir and serves it.
+// newTestServer opens eddy on SQLite in a temp dir and serves it,
+// without the trigger engine: triggers are stored and judged by dry
+// runs, backtests and manual runs, never delivered in the background
+// (newServer(t, true) runs them).
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := eddy.Open(ctx, eddy.Config{DataDir: dir})
+	e, err := eddy.Open(ctx, eddy.Config{DataDir: dir, NoEngine: true})
 	if err != nil {
 		t.Fatalf("open eddy: %v", err)
 	}
@@ -47,7 +50,7 @@ func newTestServer(t *testing.T) *testServer {
 	if err != nil || !created {
 		t.Fatalf("bootstrap admin: created=%v err=%v", created, err)
 	}
-	hs := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Version: "test"}).Handler())
+	hs := serveAPI(t, serverConfig(e))
 	t.Cleanup(func() {
 		hs.Close()
 		if err := e.Close(); err != nil {
@@ -156,4 +159,22 @@ func hermeticEnv(env map[string]string) func(string) string {
 		}
 		return filepath.Join(os.TempDir(), "eddy-test-no-config", "config.yaml")
 	}
+}
+
+// serverConfig is e's server configuration without the optional parts
+// (hub, engine, metrics), which a test adds when it needs them.
+func serverConfig(e *eddy.Eddy) server.Config {
+	cfg := e.ServerConfig()
+	cfg.Hub, cfg.Engine, cfg.Metrics, cfg.Logger, cfg.Version = nil, nil, nil, nil, "test"
+	return cfg
+}
+
+// serveAPI serves cfg's API on an httptest server (the caller closes it).
+func serveAPI(t *testing.T, cfg server.Config) *httptest.Server {
+	t.Helper()
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	return httptest.NewServer(s.Handler())
 }

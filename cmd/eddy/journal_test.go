@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +13,8 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/internal/eddytest"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/journal"
-	"github.com/eddy-run/eddy/server"
 )
 
 // newJournalTestServer is newTestServer with the journal wired and a
@@ -32,7 +32,9 @@ func newJournalTestServer(t *testing.T) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Journal: e.Journal(), Version: "test", Logger: quiet}).Handler())
+	cfg := serverConfig(e)
+	cfg.Logger = quiet
+	hs := serveAPI(t, cfg)
 	t.Cleanup(func() {
 		hs.Close()
 		if err := e.Close(); err != nil {
@@ -46,17 +48,12 @@ func newJournalTestServer(t *testing.T) *testServer {
 // after the safe window), failing after a bound.
 func untilContains(t *testing.T, s *testServer, o cliOptions, want string, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out := s.runWith(t, o, args...).ok(t).stdout
-		if strings.Contains(out, want) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v: %q never showed %q", args, out, want)
-		}
-		time.Sleep(10 * time.Millisecond) // the safe window passing; nothing to wait on
-	}
+	var out string
+	polltest.Within(t, 20*time.Second, fmt.Sprintf("%v to show %q", args, want), func() bool {
+		out = s.runWith(t, o, args...).ok(t).stdout
+		return strings.Contains(out, want)
+	})
+	return out
 }
 
 func TestJournalCLI(t *testing.T) {

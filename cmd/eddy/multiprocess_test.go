@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
 )
@@ -197,29 +198,23 @@ func TestTwoProcessesWatch(t *testing.T) {
 // order: each a fragment of its line.
 func waitRows(t *testing.T, out *syncBuffer, want []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var rows []string
+	var rows []string
+	polltest.Until(t, fmt.Sprintf("the watch to print %d rows", len(want)), func() bool {
+		rows = nil
 		for _, l := range strings.Split(out.String(), "\n") {
 			if strings.HasPrefix(l, `{"seq":`) {
 				rows = append(rows, l)
 			}
 		}
-		if len(rows) >= len(want) {
-			for i, w := range want {
-				if !strings.Contains(rows[i], w) {
-					t.Fatalf("row %d = %s, want %s", i, rows[i], w)
-				}
-			}
-			if len(rows) > len(want) {
-				t.Fatalf("%d rows, want %d:\n%s", len(rows), len(want), out.String())
-			}
-			return
+		return len(rows) >= len(want)
+	})
+	for i, w := range want {
+		if !strings.Contains(rows[i], w) {
+			t.Fatalf("row %d = %s, want %s", i, rows[i], w)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s the watch has %d of %d rows:\n%s", len(rows), len(want), out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if len(rows) > len(want) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(want), out.String())
 	}
 }
 

@@ -231,7 +231,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	}
 	cfg := e.ServerConfig()
 	cfg.Logger, cfg.Version, cfg.CORSOrigins, cfg.WhenBudget = logger, version, o.ops.corsOrigins, o.limits.whenBudget()
-	h.set(server.New(cfg).Handler())
+	srvAPI, err := server.New(cfg)
+	if err != nil {
+		return errors.Join(err, closeNow(srv, served))
+	}
+	h.set(srvAPI.Handler())
 	logger.Info("listening on http://"+ln.Addr().String(), "addr", ln.Addr().String(), "data", a.data)
 
 	select {

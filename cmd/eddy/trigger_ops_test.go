@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/client"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/server"
 )
 
 // engineOps is every CLI command of the trigger engine, with the
@@ -201,11 +199,12 @@ func newServer(t *testing.T, withEngine bool) *testServer {
 	if err != nil || !created {
 		t.Fatalf("bootstrap admin: created=%v err=%v", created, err)
 	}
-	cfg := server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Version: "test"}
+	cfg := serverConfig(e)
+	cfg.Hub = e.Hub()
 	if withEngine {
 		cfg.Engine = e.Engine()
 	}
-	hs := httptest.NewServer(server.New(cfg).Handler())
+	hs := serveAPI(t, cfg)
 	t.Cleanup(func() {
 		hs.Close()
 		if err := e.Close(); err != nil {

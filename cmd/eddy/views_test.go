@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
-	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/internal/polltest"
 )
 
 // newViewsTestServer is newTestServer with the watch hub and the views
@@ -30,7 +29,9 @@ func newViewsTestServer(t *testing.T) (*testServer, *eddy.Eddy) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Views: e.Views(), Version: "test", Logger: quiet}).Handler())
+	cfg := serverConfig(e)
+	cfg.Hub, cfg.Logger = e.Hub(), quiet
+	hs := serveAPI(t, cfg)
 	t.Cleanup(func() {
 		if err := e.Close(); err != nil { // ends the streams first
 			t.Errorf("close eddy: %v", err)
@@ -115,13 +116,7 @@ func TestViewsWatchCLI(t *testing.T) {
 	cursor := lastCursor(t, s.run(t, "views", "bootstrap", "alpha").ok(t).stdout)
 	done := make(chan result, 1)
 	go func() { done <- s.run(t, "views", "watch", "alpha", "--cursor", cursor) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.Hub().Watchers() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never opened")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.Until(t, "the watch to open", func() bool { return e.Hub().Watchers() > 0 })
 	s.run(t, "put", "task", "t1", `{"n": 1}`).ok(t)
 	s.runWith(t, cliOptions{stdin: `views: {alpha: {version: v2, types: [task], filter: {cel: "true"}}}`}, "apply", "-f", "-").ok(t)
 	var r result

@@ -21,7 +21,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/client"
-	"github.com/eddy-run/eddy/server"
+	"github.com/eddy-run/eddy/internal/polltest"
 )
 
 // fakeWatch is a scripted watch endpoint: the n-th request to
@@ -141,13 +141,7 @@ func (b *syncBuffer) String() string {
 // waitFor polls until cond holds, failing the test after 15s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	polltest.Within(t, 15*time.Second, what, cond)
 }
 
 // resumeScript opens at 4189, sends a row, a heartbeat and a progress
@@ -445,7 +439,9 @@ func newHubServer(t *testing.T) *hubServer {
 	if err != nil {
 		t.Fatalf("bootstrap admin: %v", err)
 	}
-	hs := httptest.NewServer(server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Logger: slog.New(slog.DiscardHandler), Version: "test"}).Handler())
+	cfg := serverConfig(e)
+	cfg.Hub, cfg.Logger = e.Hub(), slog.New(slog.DiscardHandler)
+	hs := serveAPI(t, cfg)
 	t.Cleanup(func() {
 		if err := e.Hub().Stop(ctx); err != nil {
 			t.Errorf("stop hub: %v", err)

@@ -82,9 +82,13 @@ func start(t *testing.T) *example {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(server.New(server.Config{
-		Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Engine: e.Engine(), Logger: logger,
-	}).Handler())
+	cfg := e.ServerConfig()
+	cfg.Logger = logger
+	s, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(s.Handler())
 	t.Cleanup(api.Close)
 
 	doc := readExample(t)

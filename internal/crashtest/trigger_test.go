@@ -14,6 +14,7 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -148,19 +149,13 @@ func runUntilSettled(t *testing.T, bin, dsn, data string, st store.Store) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	polltest.Within(t, 60*time.Second, "every delivery to succeed", func() bool {
 		stats, err := st.DeliveryStats(context.Background(), "default", "stamp")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.ByStatus[store.DeliverySucceeded] == tasks {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	stats, _ := st.DeliveryStats(context.Background(), "default", "stamp")
-	t.Fatalf("deliveries did not all succeed: %v", stats.ByStatus)
+		return stats.ByStatus[store.DeliverySucceeded] == tasks
+	})
 }
 
 // verifyOnce checks every task got exactly one stamp row, caused by its

@@ -98,10 +98,13 @@ func (s *Server) Start() {
 	if err != nil {
 		s.t.Fatalf("open eddy: %v", err)
 	}
-	var h http.Handler = server.New(server.Config{
-		Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(), Journal: e.Journal(), Engine: e.Engine(),
-		Logger: logger, Version: "test",
-	}).Handler()
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version = logger, "test"
+	api, err := server.New(cfg)
+	if err != nil {
+		s.t.Fatalf("server: %v", err)
+	}
+	var h http.Handler = api.Handler()
 	s.eddy = e
 	s.h.Store(&h)
 }

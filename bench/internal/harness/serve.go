@@ -31,12 +31,17 @@ func (e *Eddy) Serve(ctx context.Context) (*Served, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eddy: create token: %w", err)
 	}
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version = Discard(), "bench"
+	api, err := server.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eddy: %w", err)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("eddy: listen: %w", err)
 	}
-	h := server.New(server.Config{Log: e.Log(), Auth: e.Auth(), Hub: e.Hub(), Definitions: e.Definitions(),
-		Engine: e.Engine(), Logger: Discard(), Version: "bench", Metrics: e.Telemetry()}).Handler()
+	h := api.Handler()
 	s := &Served{URL: "http://" + l.Addr().String(), Token: secret, srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}}
 	go func() { _ = s.srv.Serve(l) }()
 	return s, nil
