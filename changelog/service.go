@@ -32,6 +32,8 @@ type Log struct {
 	probing probeTuning
 	// inCommit is the hook of SetInCommit; nil: none.
 	inCommit atomic.Pointer[InCommit]
+	// ahead reads sequential raw pullers' next pages (readahead.go).
+	ahead pullAhead
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's
@@ -67,6 +69,7 @@ func (l *Log) Close() error {
 	l.life.Lock()
 	defer l.life.Unlock()
 	l.closed = true
+	l.ahead.close()
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // Time is a timestamp written like every timestamp on eddy's wire: RFC
@@ -76,7 +77,7 @@ type DeliveryQuery struct {
 // TriggerStance is one trigger's stance on a row, as the API shows it.
 type TriggerStance struct {
 	Trigger  string          `json:"trigger"`
-	Stance   string          `json:"stance"`
+	Stance   triggers.Stance `json:"stance"`
 	Delivery *StanceDelivery `json:"delivery,omitempty"`
 	Error    string          `json:"error,omitempty"`
 }

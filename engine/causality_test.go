@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // checkPark checks that rows after cause are a chain of n function rows
@@ -24,7 +25,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	}
 	prev := cause
 	for i, c := range rows[:n] {
-		if c.Provenance.Depth != i+1 || c.Provenance.CausedBy != prev || c.Provenance.Trigger == "" ||
+		if c.Provenance.Depth != i+1 || c.Provenance.CausedBy != prev || c.Provenance.Root != cause || c.Provenance.Trigger == "" ||
 			c.Actor != "trigger:"+c.Provenance.Trigger {
 			e.t.Fatalf("row %d of the chain: actor %s provenance %+v", i+1, c.Actor, c.Provenance)
 		}
@@ -38,7 +39,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	if err := json.Unmarshal(park.Payload, &payload); err != nil {
 		e.t.Fatal(err)
 	}
-	if len(payload) != 2 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) {
+	if len(payload) != 3 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) || payload["limit"] != causality.LimitDepth {
 		e.t.Fatalf("park payload %s, want trigger %s depth %d", park.Payload, trigger, n+1)
 	}
 	parked := e.deliveries(trigger, store.DeliveryParked)
@@ -50,7 +51,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 		e.t.Fatalf("parked delivery %+v, park row %+v", d, park.Row)
 	}
 	s := e.stances(prev)[trigger]
-	if s.Stance != "matched" || s.Delivery == nil || s.Delivery.ID != d.ID || s.Delivery.Status != store.DeliveryParked {
+	if s.Stance != triggers.StanceMatched || s.Delivery == nil || s.Delivery.ID != d.ID || s.Delivery.Status != store.DeliveryParked {
 		e.t.Fatalf("stance on the parked row %+v", s)
 	}
 	return d

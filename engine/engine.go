@@ -44,8 +44,9 @@ type Options struct {
 	// LeaseTTL is how long a lease lives unrenewed (default 15s); leases
 	// are renewed every LeaseTTL/3.
 	LeaseTTL time.Duration
-	// Batch bounds the rows one evaluation transaction covers (default
-	// 1000).
+	// Batch bounds the rows (changes) of one evaluation batch, judged
+	// and coalesced together (default 1000); a catch-up commits up to 8
+	// batches in one transaction.
 	Batch int
 	// Poll is how often a space is re-checked without a wake-up (default
 	// 1s); commits of this process and, on PostgreSQL, NOTIFY wake it at
@@ -54,6 +55,9 @@ type Options struct {
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
 	SpaceCap int
+	// SpaceBudget is the causal budget of every space: the rows one root
+	// write may cause in all (default causality.DefaultBudget).
+	SpaceBudget int
 	// Client sends webhook requests (default Egress.Client(): no global
 	// timeout, each request bounded by its attempt's timeout, every
 	// connection checked against Egress). A redirect is never followed,
@@ -175,6 +179,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.SpaceCap <= 0 {
 		o.SpaceCap = causality.DefaultCap
+	}
+	if o.SpaceBudget <= 0 {
+		o.SpaceBudget = causality.DefaultBudget
 	}
 	if o.Client == nil {
 		o.Client = o.Egress.Client()

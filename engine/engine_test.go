@@ -5,6 +5,7 @@ import (
 
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // An expr function stamps completedAt when a task moves to done; its
@@ -29,13 +30,13 @@ func TestStampCompleted(t *testing.T) {
 			t.Fatal("completedAt not stamped")
 		}
 		st := e.stances(done)["stamp-completed"]
-		if st.Stance != "matched" || st.Delivery == nil || st.Delivery.Status != store.DeliverySucceeded || st.Delivery.Attempts != 1 {
+		if st.Stance != triggers.StanceMatched || st.Delivery == nil || st.Delivery.Status != store.DeliverySucceeded || st.Delivery.Attempts != 1 {
 			t.Fatalf("stance on %d: %+v", done, st)
 		}
-		if s := e.stances(done - 1)["stamp-completed"].Stance; s != "not_matched" {
+		if s := e.stances(done - 1)["stamp-completed"].Stance; s != triggers.StanceNotMatched {
 			t.Fatalf("stance on the put: %s", s)
 		}
-		if s := e.stances(done + 1)["stamp-completed"].Stance; s != "echo" {
+		if s := e.stances(done + 1)["stamp-completed"].Stance; s != triggers.StanceEcho {
 			t.Fatalf("stance on its own row: %s", s)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
@@ -29,8 +30,11 @@ import (
 //   - the match index must be rebuilt (a definition changed);
 //   - the group's candidates or their CEL cost bounds exceed the budget
 //     (Options.InCommitCandidates, Options.InCommitCost);
-//   - a delivery past the causality cap needs a park row (park rows are
-//     commits of their own, appended by the evaluator);
+//   - a delivery past the causality cap or the causal budget needs a
+//     park row (park rows are commits of their own, appended by the
+//     evaluator);
+//   - a delivery's cause is a delivery-authored row: its root's causal
+//     budget counter is read by the evaluator (causedByRoots);
 //   - the trigger's last in-commit advance was fenced (trig.fenced).
 //
 // A fenced advance (the lease was lost) fails the group's transaction;
@@ -88,8 +92,25 @@ func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.
 		return nil, nil
 	}
 	finish := func(err error) { sr.settleInCommit(p, err) }
-	advances, _ := advancesOf(p.batches, p.end)
+	advances, _, _ := advancesOf(p.batches, p.end)
 	return finish, tx.TriggerAdvanceTx(ctx, advances)
+}
+
+// causedByRoots reports whether every delivery of the batches is caused
+// by a root write (an API write or a fire row, which is its own root).
+// Such a root is in the group being committed, so it has caused no row
+// yet and the causal budget needs no counter; a delivery caused by a
+// delivery-authored row needs its root's counter, which the evaluator
+// reads (spaceRun.decide), so the group is left to it.
+func causedByRoots(batches map[string]*batch) bool {
+	for _, b := range batches {
+		for _, c := range b.causes {
+			if c.RootSeq() != c.Seq {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // planInCommit judges the group for the triggers whose cursor is at its
@@ -116,7 +137,13 @@ func (sr *spaceRun) planInCommit(g changelog.InCommitGroup) *inCommitPlan {
 		sr.e.inCommitSkips.Add(1)
 		return nil
 	}
+	if !causedByRoots(p.batches) {
+		return nil
+	}
 	for _, b := range p.batches {
+		// A root written in this group has caused nothing yet: its
+		// causal budget is whole (see causedByRoots).
+		b.decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, map[int64]causality.Spent{})
 		if len(b.parks) > 0 {
 			return nil
 		}
@@ -150,4 +177,13 @@ func (sr *spaceRun) settleInCommit(p *inCommitPlan, err error) {
 	sr.judging.Store(0)
 	sr.e.inCommitGroups.Add(1)
 	sr.finish(p.batches, bySeq(p.commits), time.Since(p.started), len(p.commits))
+}
+
+// bySeq indexes a group's commits by seq.
+func bySeq(cs []store.Commit) map[int64]*store.Commit {
+	m := make(map[int64]*store.Commit, len(cs))
+	for i := range cs {
+		m[cs[i].Seq] = &cs[i]
+	}
+	return m
 }

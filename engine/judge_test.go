@@ -6,6 +6,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // The one judge: the evaluator (through the deliveries and errors it
@@ -44,7 +45,7 @@ func TestOneJudgeAgreement(t *testing.T) {
 		var coalesced int64
 		for seq := int64(1); seq <= head; seq++ {
 			got := e.stances(seq)[name]
-			live := got.Stance
+			live := got.Stance.String()
 			if live == "coalesced" {
 				live, coalesced = "matched", coalesced+1
 			}
@@ -58,7 +59,7 @@ func TestOneJudgeAgreement(t *testing.T) {
 			if dry := res.Stance.String(); dry != live {
 				t.Errorf("%s on row %d: stances %q, dry run %q", name, seq, got.Stance, dry)
 			}
-			if got.Stance == "error" && (got.Error == "" || got.Error != res.StanceError) {
+			if got.Stance == triggers.StanceError && (got.Error == "" || got.Error != res.StanceError) {
 				t.Errorf("%s on row %d: error %q, dry run %q", name, seq, got.Error, res.StanceError)
 			}
 		}
@@ -75,12 +76,12 @@ func TestOneJudgeAgreement(t *testing.T) {
 	} {
 		got := e.stances(seq)
 		for name, stance := range want {
-			if got[name].Stance != stance {
+			if got[name].Stance.String() != stance {
 				t.Errorf("%s on row %d: %q, want %q", name, seq, got[name].Stance, stance)
 			}
 		}
 	}
-	if s := e.stances(head)["stamp"].Stance; s != "echo" {
+	if s := e.stances(head)["stamp"].Stance; s != triggers.StanceEcho {
 		t.Errorf("stamp on its own log row %d: %q, want echo", head, s)
 	}
 }

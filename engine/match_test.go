@@ -9,6 +9,7 @@ import (
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // expectStances checks trigger's stance on every row of want and that,
@@ -27,7 +28,7 @@ func expectStances(e *env, trigger string, want map[int64]string) {
 	var matched []int64
 	for seq, stance := range want {
 		got := e.stances(seq)[trigger]
-		if got.Stance != stance {
+		if got.Stance.String() != stance {
 			e.t.Errorf("%s on row %d: stance %q (%+v), want %q", trigger, seq, got.Stance, got, stance)
 			continue
 		}
@@ -125,10 +126,10 @@ func TestEngineOpsMatchedOnlyWhenNamed(t *testing.T) {
 		e.fence(fire)
 		expectStances(e, "on-fire", map[int64]string{row: "not_matched", fire: "matched"})
 		expectStances(e, "everything", map[int64]string{row: "matched", fire: "not_matched"})
-		if s := e.stances(fire)["tick"]; s.Stance != "matched" || s.Delivery == nil {
+		if s := e.stances(fire)["tick"]; s.Stance != triggers.StanceMatched || s.Delivery == nil {
 			t.Fatalf("the cron trigger's stance on its fire row: %+v", s)
 		}
-		if s := e.stances(row)["tick"]; s.Stance != "not_matched" {
+		if s := e.stances(row)["tick"]; s.Stance != triggers.StanceNotMatched {
 			t.Fatalf("the cron trigger's stance on a change row: %+v", s)
 		}
 	})

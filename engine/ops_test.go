@@ -12,6 +12,7 @@ import (
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 // deliveredRows returns the rows a trigger has deliveries for, sorted.
@@ -64,10 +65,10 @@ func TestReplayIsIdempotent(t *testing.T) {
 			t.Fatalf("task t1 at version %d after replay, want %d", v, version)
 		}
 		s := e.stances(row)["mark"]
-		if s.Stance != "matched" || s.Delivery == nil || s.Delivery.ID == first.ID || s.Delivery.Status != store.DeliverySucceeded {
+		if s.Stance != triggers.StanceMatched || s.Delivery == nil || s.Delivery.ID == first.ID || s.Delivery.Status != store.DeliverySucceeded {
 			t.Fatalf("stance after replay %+v (first delivery %s)", s, first.ID)
 		}
-		if s := e.stances(row + 1)["mark"]; s.Stance != "echo" {
+		if s := e.stances(row + 1)["mark"]; s.Stance != triggers.StanceEcho {
 			t.Fatalf("stance on its own row after replay %+v", s)
 		}
 		if st := e.status("mark"); st.Cursor != head || st.Lag != 0 {

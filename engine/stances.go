@@ -92,7 +92,7 @@ func (in *stanceInputs) judge(t *triggers.Trigger, c *store.Commit) TriggerStanc
 	p := &triggers.Progress{Known: known, Cursor: st.Cursor, Start: st.Start, Skipped: st.Skipped,
 		Delivered: delivered, Error: in.errors[t.Name]}
 	v := triggers.Judge(t, c, triggers.Context{Progress: p})
-	s.Stance, s.Error = v.Stance.String(), v.ErrorText()
+	s.Stance, s.Error = v.Stance, v.ErrorText()
 	if delivered {
 		s.Delivery = &StanceDelivery{ID: d.ID, Status: d.Status, Attempts: d.Attempts}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/triggers"
 )
 
 func TestStancesWithoutEngine(t *testing.T) {
@@ -68,21 +69,21 @@ func TestStances(t *testing.T) {
 
 		got := e.stancesOf(t, s0)
 		for _, name := range []string{"on-task", "on-done", "fussy"} {
-			if got[name].Stance != "not_started" {
+			if got[name].Stance != triggers.StanceNotStarted {
 				t.Errorf("%s on seq %d = %+v, want not_started", name, s0, got[name])
 			}
 		}
 		got = e.stancesOf(t, s1)
-		if s := got["on-task"]; s.Stance != "matched" || s.Delivery == nil || s.Delivery.Status != "succeeded" || s.Delivery.Attempts != 1 || s.Delivery.ID == "" {
+		if s := got["on-task"]; s.Stance != triggers.StanceMatched || s.Delivery == nil || s.Delivery.Status != "succeeded" || s.Delivery.Attempts != 1 || s.Delivery.ID == "" {
 			t.Errorf("on-task on seq %d = %+v", s1, s)
 		}
-		if s := got["on-done"]; s.Stance != "not_matched" || s.Delivery != nil {
+		if s := got["on-done"]; s.Stance != triggers.StanceNotMatched || s.Delivery != nil {
 			t.Errorf("on-done on seq %d = %+v", s1, s)
 		}
-		if s := got["fussy"]; s.Stance != "error" || s.Error == "" {
+		if s := got["fussy"]; s.Stance != triggers.StanceError || s.Error == "" {
 			t.Errorf("fussy on seq %d = %+v", s1, s)
 		}
-		if s := e.stancesOf(t, s2)["on-done"]; s.Stance != "matched" {
+		if s := e.stancesOf(t, s2)["on-done"]; s.Stance != triggers.StanceMatched {
 			t.Errorf("on-done on seq %d = %+v", s2, s)
 		}
 		// The raw answer: seq and one stance per trigger, by name.
@@ -97,7 +98,7 @@ func TestStances(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // the runner notices at its next lease round
 		s3 := e.putTask(t, "t3", map[string]any{"n": 3})
 		e.fenced(t, s3, "on-done")
-		if s := e.stancesOf(t, s3)["on-task"]; s.Stance != "pending" {
+		if s := e.stancesOf(t, s3)["on-task"]; s.Stance != triggers.StancePending {
 			t.Errorf("disabled on-task on seq %d = %+v", s3, s)
 		}
 

@@ -37,11 +37,15 @@ func mustEnv(opts ...cel.EnvOption) *cel.Env {
 
 // Subject is what a trigger judges: a wire row, the entity after the change
 // (nil after a delete and on engine rows) and before it (nil on
-// creation).
+// creation). A Subject of SubjectOfRaw holds the commit's stored changes
+// instead, decoded for Entity and Before only when a program reads one.
 type Subject struct {
 	Row    *store.Row
 	Entity *store.Record
 	Before *store.Record
+	// raw, when set, is the commit whose primary change gives Entity and
+	// Before on first use.
+	raw *store.RawCommit
 }
 
 // Outcome is one evaluation's verdict: StanceMatched, StanceNotMatched
