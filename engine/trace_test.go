@@ -31,15 +31,16 @@ func TestDeliverySpanLinksToCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.settle()
+	// The attempt's span ends just after the completion the fence saw.
 	var delivery *tracetest.SpanStub
-	for _, s := range exp.GetSpans() {
-		if s.Name == "eddy.delivery" {
-			delivery = &s
+	e.eventually("the eddy.delivery span ended", func() bool {
+		for _, s := range exp.GetSpans() {
+			if s.Name == "eddy.delivery" {
+				delivery = &s
+			}
 		}
-	}
-	if delivery == nil {
-		t.Fatalf("no eddy.delivery span among %d spans", len(exp.GetSpans()))
-	}
+		return delivery != nil
+	})
 	if len(delivery.Links) != 1 || delivery.Links[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Fatalf("delivery span links %+v, want the causing commit's span", delivery.Links)
 	}
