@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -20,11 +18,7 @@ func (s *Server) mutations(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return err
-	}
-	ms, atomic, err := changelog.DecodeMutations(bytes.NewReader(body))
+	ms, atomic, err := changelog.DecodeMutations(r.Body)
 	if err != nil {
 		return err
 	}
@@ -50,6 +44,11 @@ func (s *Server) mutations(w http.ResponseWriter, r *http.Request) error {
 	for i, rc := range res.Receipts {
 		out[i] = receiptView(rc)
 	}
-	s.writeJSON(w, r, http.StatusOK, map[string]any{"receipts": out})
+	s.writeJSON(w, r, http.StatusOK, receiptsBody{Receipts: out})
 	return nil
+}
+
+// receiptsBody is the answer to a mutations request.
+type receiptsBody struct {
+	Receipts []store.Receipt `json:"receipts"`
 }

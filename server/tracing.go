@@ -13,6 +13,11 @@ import (
 // tracerName is the instrumentation scope of the server's spans.
 const tracerName = "github.com/eddy-run/eddy/server"
 
+// serverSpan is the start option of every request's span. Attributes are
+// set only on a recording span: without an exporter (or when the trace is
+// not sampled) a request builds none.
+var serverSpan = trace.WithSpanKind(trace.SpanKindServer)
+
 // withTracing starts one server span per request, continuing the trace
 // of an incoming traceparent header. It runs inside withAccessLog, whose
 // recorder tells it the status and the pattern that served the request:
@@ -24,19 +29,21 @@ func (s *Server) withTracing(next http.Handler) http.Handler {
 	tracer := s.tracerProvider.Tracer(tracerName)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(
-				attribute.String("http.request.method", r.Method),
-				attribute.String("url.path", r.URL.Path),
-				attribute.String("http.request_id", requestID(r.Context())),
-			))
+		ctx, span := tracer.Start(ctx, r.Method, serverSpan)
 		defer span.End()
 		rec, ok := w.(*statusRecorder)
 		if ok && span.SpanContext().IsValid() {
 			rec.traceID = span.SpanContext().TraceID().String()
 		}
+		if span.IsRecording() {
+			span.SetAttributes(
+				attribute.String("http.request.method", r.Method),
+				attribute.String("url.path", r.URL.Path),
+				attribute.String("http.request_id", requestID(r.Context())),
+			)
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
-		if !ok {
+		if !ok || !span.IsRecording() {
 			return
 		}
 		status := rec.status()
