@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -56,6 +57,8 @@ type Store struct {
 
 	wstmts stmtCache
 	rstmts stmtCache
+	// writesReady is set once WriteBegin's statements are prepared.
+	writesReady atomic.Bool
 }
 
 // Open opens (creating it if needed, but not its directory) the database

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -52,6 +53,10 @@ entity = excluded.entity, created_at = excluded.created_at`
 var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlInsertCommit,
 	sqlUpsertEntity, sqlUpsertReceipt, sqlSetHead}
 
+// beginQueries are writeQueries and the multi-row statements, listed
+// once rather than per WriteBegin.
+var beginQueries = append(slices.Clip(writeQueries), batchQueries()...)
+
 // WriteBegin opens a BEGIN IMMEDIATE transaction on the write connection
 // (waiting in process for any other writer), reads the space row and loads
 // the named entities and receipts. It returns ErrNotFound, with no
@@ -61,7 +66,7 @@ var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlI
 // with Commit or Rollback. If ctx is done first, the transaction is rolled
 // back and the lock released.
 func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
-	if err := prepare(ctx, &s.wstmts, s.w, append(writeQueries, batchQueries()...)...); err != nil {
+	if err := s.prepareWrites(ctx); err != nil {
 		return nil, wrap("write begin: prepare", err)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -75,6 +80,20 @@ func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store
 	}
 	wt.next = wt.space.Head + 1
 	return wt, nil
+}
+
+// prepareWrites warms the write statement cache with beginQueries until
+// it once succeeds; later calls cost one atomic load instead of a cache
+// lookup (hashing each long multi-row text) per statement.
+func (s *Store) prepareWrites(ctx context.Context) error {
+	if s.writesReady.Load() {
+		return nil
+	}
+	if err := prepare(ctx, &s.wstmts, s.w, beginQueries...); err != nil {
+		return err
+	}
+	s.writesReady.Store(true)
+	return nil
 }
 
 // writeTx is an open write transaction; it is used by one goroutine.

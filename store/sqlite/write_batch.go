@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/eddy-run/eddy/store"
 )
@@ -55,22 +57,63 @@ func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, recor
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: append batch: %w", err)
 	}
-	var rows batchRows
 	for i := range commits {
-		c := &commits[i]
-		if c.Seq != t.next+int64(i) {
+		if c := &commits[i]; c.Seq != t.next+int64(i) {
 			return fmt.Errorf("sqlite: append batch: seq %d, want %d", c.Seq, t.next+int64(i))
 		}
-		a, err := t.encodeAppend(c, records[i])
-		if err != nil {
-			return wrap("append batch: encode", err)
-		}
+	}
+	encoded, err := t.encodeBatch(commits, records)
+	if err != nil {
+		return wrap("append batch: encode", err)
+	}
+	var rows batchRows
+	for _, a := range encoded {
 		rows.add(a)
 	}
 	if err := t.fail(t.execBatch(ctx, &rows)); err != nil {
 		return wrap("append batch", err)
 	}
 	t.next += int64(len(commits))
+	return nil
+}
+
+// parallelEncodeMin is the smallest batch whose encoding is split over
+// the processors: the write lock is held while a batch is encoded, and
+// the other writers of the group wait idle meanwhile.
+const parallelEncodeMin = 8
+
+// encodeBatch encodes every commit of a batch, in chunks on up to
+// GOMAXPROCS goroutines when the batch is large; the first error in
+// commit order is returned.
+func (t *writeTx) encodeBatch(commits []store.Commit, records [][]store.Record) ([]appendArgs, error) {
+	out := make([]appendArgs, len(commits))
+	errs := make([]error, len(commits))
+	encode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i], errs[i] = t.encodeAppend(&commits[i], records[i])
+		}
+	}
+	if procs := runtime.GOMAXPROCS(0); len(commits) < parallelEncodeMin || procs < 2 {
+		encode(0, len(commits))
+	} else {
+		chunk := (len(commits) + procs - 1) / procs
+		var wg sync.WaitGroup
+		for lo := chunk; lo < len(commits); lo += chunk {
+			wg.Go(func() { encode(lo, min(lo+chunk, len(commits))) })
+		}
+		encode(0, min(chunk, len(commits)))
+		wg.Wait()
+	}
+	return out, firstError(errs)
+}
+
+// firstError is the first non-nil error of errs, or nil.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -9,20 +9,45 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 )
 
 // Marshal encodes v as compact JSON without HTML escaping, so raw JSON
 // embedded in v (properties, payloads) keeps its exact bytes.
 func Marshal(v any) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer e.release()
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return "", err
 	}
-	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+	return string(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
 }
+
+// maxPooledBuffer bounds the buffers kept for reuse, so one large
+// document does not stay in memory.
+const maxPooledBuffer = 64 << 10
+
+func (e *encoder) release() {
+	if e.buf.Cap() <= maxPooledBuffer {
+		encoders.Put(e)
+	}
+}
+
+// encoder is a reusable Marshal buffer and its encoder; Marshal copies
+// the bytes out, so nothing refers to a pooled buffer after it returns.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // RawText returns a raw JSON document as exact text; empty becomes def.
 func RawText(raw json.RawMessage, def string) string {
