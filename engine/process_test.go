@@ -31,7 +31,7 @@ func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
 		first = b
 	}
 	_ = first.eng.Stop(context.Background()) // hands the lease over at once
-	time.Sleep(2500 * time.Millisecond) // real time: a few slots of the @every 1s schedule pass
+	time.Sleep(2500 * time.Millisecond)      // real time: a few slots of the @every 1s schedule pass
 	slots := map[string]int{}
 	var times []time.Time
 	for _, c := range b.commits(0) {
