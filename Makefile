@@ -39,7 +39,7 @@ release: ## static binaries for RELEASE_PLATFORMS in dist/ (eddy-VERSION-OS-ARCH
 	@for platform in $(RELEASE_PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; out=$(DIST)/eddy-$(VERSION)-$$os-$$arch; \
 		echo "== $$out"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $$out ./cmd/eddy; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $$out ./cmd/eddy || exit 1; \
 	done
 	cd $(DIST) && if command -v sha256sum >/dev/null; then sha256sum eddy-*; else shasum -a 256 eddy-*; fi > SHA256SUMS
 	@cat $(DIST)/SHA256SUMS

@@ -40,17 +40,44 @@ const actorPrefix = "trigger:"
 // "trigger:<name>".
 func Actor(trigger string) string { return actorPrefix + trigger }
 
-// Cause is the row a delivery reacts to: its seq, its depth, and its op
-// (which tells a park row or a cron fire row from an entity row).
+// Cause is the row a delivery reacts to: its seq, its depth, its op
+// (which tells a park row or a cron fire row from an entity row) and the
+// seq of its chain's root (see RootOf; 0 means Seq itself).
 type Cause struct {
 	Seq   int64
 	Depth int
 	Op    string
+	Root  int64
 }
 
 // CauseOf returns the cause a commit makes when a trigger matches it.
 func CauseOf(c *store.Commit) Cause {
-	return Cause{Seq: c.Seq, Depth: c.Provenance.Depth, Op: c.Op}
+	return Cause{Seq: c.Seq, Depth: c.Provenance.Depth, Op: c.Op, Root: RootOf(c)}
+}
+
+// RootOf returns the seq of the root write of c's chain: the recorded
+// provenance root; c itself when it has no cause (an API write, a fire
+// row); and for a row written before roots were recorded, the nearest
+// ancestor it names (its causedBy), so a chain under way at an upgrade
+// gets a fixed root one link later and its budget still holds.
+func RootOf(c *store.Commit) int64 {
+	switch p := &c.Provenance; {
+	case p.Root > 0:
+		return p.Root
+	case p.CausedBy == 0:
+		return c.Seq
+	default:
+		return p.CausedBy
+	}
+}
+
+// RootSeq returns the seq of the cause's root: Root, or Seq when the
+// cause is its own root.
+func (c Cause) RootSeq() int64 {
+	if c.Root > 0 {
+		return c.Root
+	}
+	return c.Seq
 }
 
 // Next returns the depth of a delivery caused by c, which is also the
@@ -126,18 +153,32 @@ func (d *Decision) UnmarshalJSON(b []byte) error {
 	return fmt.Errorf("decode decision: unknown decision %q", s)
 }
 
-// Decide returns what to do with a delivery caused by c under the caps.
-// A cause that is itself past the cap (a park row, or a row written by a
-// released delivery) parks quietly: its chain already has its park row.
-func Decide(c Cause, spaceCap, triggerCap int) Decision {
+// Decide returns what to do with a delivery caused by c under the
+// limits, given what c's root has caused so far (spent); the verdict
+// names the limit that parked it. The depth cap comes first: a cause
+// that is itself past the cap (a park row, or a row written by a
+// released delivery) parks quietly, its chain already has its park row.
+// Then the causal budget: once the root has caused Budget rows, the
+// first delivery parked by it writes the park row and every later one
+// parks quietly, as does any delivery a park row causes.
+func Decide(c Cause, l Limits, spent Spent) Verdict {
+	v := Verdict{Depth: Next(c), Cap: Cap(l.SpaceCap, l.TriggerCap), Root: c.RootSeq(),
+		Rows: spent.Rows, Budget: Budget(l.SpaceBudget, l.TriggerBudget)}
 	switch {
-	case !Exceeds(Next(c), spaceCap, triggerCap):
-		return Run
-	case c.Op == changelog.OpPark, Exceeds(c.Depth, spaceCap, triggerCap):
-		return ParkQuietly
-	default:
-		return Park
+	case v.Depth > v.Cap:
+		v.Limit = LimitDepth
+		v.Decision = Park
+		if c.Op == changelog.OpPark || c.Depth > v.Cap {
+			v.Decision = ParkQuietly
+		}
+	case spent.Rows >= int64(v.Budget):
+		v.Limit = LimitBudget
+		v.Decision = Park
+		if c.Op == changelog.OpPark || spent.Parked {
+			v.Decision = ParkQuietly
+		}
 	}
+	return v
 }
 
 // Effect is one delivery as causality sees it: its trigger, its id and
@@ -162,7 +203,8 @@ func (d Effect) Via() string {
 
 // Provenance returns the provenance template of the rows the delivery
 // authors (changelog.WriteRequest.Provenance): actor trigger:<name>,
-// causedBy the cause's seq, and the delivery's depth.
+// causedBy the cause's seq, the root of its chain and the delivery's
+// depth.
 func (d Effect) Provenance(requestID, traceparent string) store.Provenance {
 	return store.Provenance{
 		Actor:       Actor(d.Trigger),
@@ -171,6 +213,7 @@ func (d Effect) Provenance(requestID, traceparent string) store.Provenance {
 		Trigger:     d.Trigger,
 		Delivery:    d.ID,
 		CausedBy:    d.Cause.Seq,
+		Root:        d.Cause.RootSeq(),
 		Depth:       d.Depth(),
 		Traceparent: traceparent,
 	}

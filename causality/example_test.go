@@ -11,17 +11,28 @@ import (
 func ExampleDecide() {
 	api := causality.Cause{Seq: 1, Depth: 0, Op: "put"}
 	deep := causality.Cause{Seq: 40, Depth: 16, Op: "patch"}
-	fmt.Println(causality.Decide(api, 0, 0), causality.Next(api))
-	fmt.Println(causality.Decide(deep, 0, 0), causality.Next(deep))
+	none := causality.Spent{}
+	fmt.Println(causality.Decide(api, causality.Limits{}, none).Decision, causality.Next(api))
+	v := causality.Decide(deep, causality.Limits{}, none)
+	fmt.Println(v.Decision, causality.Next(deep), v.Reason())
 
-	park := causality.NewPark(causality.Effect{Trigger: "ping", ID: "d-9", Cause: deep})
+	park := causality.NewPark(causality.Effect{Trigger: "ping", ID: "d-9", Cause: deep}, v)
 	fmt.Println(park.Op, park.Type, park.EntityID, string(park.Payload))
 	// Appended at seq 41, the park row is the cause of whatever it matches.
-	fmt.Println(causality.Decide(causality.Cause{Seq: 41, Depth: park.Provenance.Depth, Op: park.Op}, 0, 0))
+	fmt.Println(causality.Decide(causality.Cause{Seq: 41, Depth: park.Provenance.Depth, Op: park.Op}, causality.Limits{}, none).Decision)
+
+	// Past the causal budget: the root's first parked delivery writes
+	// the park row, later ones park quietly.
+	wide := causality.Cause{Seq: 900, Depth: 4, Op: "put", Root: 1}
+	b := causality.Decide(wide, causality.Limits{}, causality.Spent{Rows: 1000})
+	fmt.Println(b.Decision, b.Reason())
+	fmt.Println(causality.Decide(wide, causality.Limits{}, causality.Spent{Rows: 1003, Parked: true}).Decision)
 	// Output:
 	// run 1
-	// park 17
-	// park eddy.delivery d-9 {"trigger":"ping","depth":17}
+	// park 17 depth 17 is past the causality cap 16
+	// park eddy.delivery d-9 {"trigger":"ping","depth":17,"limit":"depth"}
+	// park_quietly
+	// park root 1 caused 1000 rows, the causal budget is 1000
 	// park_quietly
 }
 

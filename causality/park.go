@@ -18,10 +18,14 @@ const (
 	TypeTrigger = "eddy.trigger"
 )
 
-// parkPayload fixes the payload's key order: trigger, then depth.
+// parkPayload fixes the payload's key order: trigger, depth, limit and,
+// for the budget, the budget and the root's rows.
 type parkPayload struct {
 	Trigger string `json:"trigger"`
 	Depth   int    `json:"depth"`
+	Limit   string `json:"limit"`
+	Budget  int    `json:"budget,omitempty"`
+	Rows    int64  `json:"rows,omitempty"`
 }
 
 // firePayload is the payload of a fire row.
@@ -30,15 +34,21 @@ type firePayload struct {
 }
 
 // NewPark returns the engine row that records a delivery Decide parked
-// with Park: actor engine, op park, type eddy.delivery, entityId the
-// delivery id and payload {"trigger": name, "depth": N}. It carries no
-// entity changes. Its provenance records the delivery's cause and depth,
-// so the chain walks through it and any delivery it causes is past the
-// cap (see Decide). Append it with the delivery, in the same write
+// with Park (v is its verdict): actor engine, op park, type eddy.delivery,
+// entityId the delivery id and payload {"trigger": name, "depth": N,
+// "limit": "depth"} or, past the causal budget, {"trigger": name,
+// "depth": N, "limit": "budget", "budget": B, "rows": M}. It carries no
+// entity changes. Its provenance records the delivery's cause, root and
+// depth, so the chain walks through it and any delivery it causes parks
+// quietly (see Decide). Append it with the delivery, in the same write
 // (changelog.WriteRequest.Engine). Never build one for ParkQuietly.
-func NewPark(d Effect) changelog.EngineRow {
+func NewPark(d Effect, v Verdict) changelog.EngineRow {
 	depth := d.Depth()
-	payload, _ := json.Marshal(parkPayload{Trigger: d.Trigger, Depth: depth}) // cannot fail
+	pp := parkPayload{Trigger: d.Trigger, Depth: depth, Limit: LimitDepth}
+	if v.Limit == LimitBudget {
+		pp.Limit, pp.Budget, pp.Rows = LimitBudget, v.Budget, v.Rows
+	}
+	payload, _ := json.Marshal(pp) // cannot fail
 	return changelog.EngineRow{
 		Op:       changelog.OpPark,
 		Type:     TypeDelivery,
@@ -50,6 +60,7 @@ func NewPark(d Effect) changelog.EngineRow {
 			Trigger:  d.Trigger,
 			Delivery: d.ID,
 			CausedBy: d.Cause.Seq,
+			Root:     d.Cause.RootSeq(),
 			Depth:    depth,
 		},
 	}

@@ -11,16 +11,61 @@ import (
 func TestNewPark(t *testing.T) {
 	t.Parallel()
 	d := Effect{Trigger: "ping", ID: "dlv-9", Cause: Cause{Seq: 40, Depth: 16, Op: "patch"}}
-	p := NewPark(d)
+	p := NewPark(d, Decide(d.Cause, Limits{}, Spent{}))
 	if p.Op != changelog.OpPark || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
 		t.Fatalf("park row = %+v", p)
 	}
-	if got, want := string(p.Payload), `{"trigger":"ping","depth":17}`; got != want {
+	if got, want := string(p.Payload), `{"trigger":"ping","depth":17,"limit":"depth"}`; got != want {
 		t.Fatalf("payload = %s, want %s", got, want)
 	}
-	want := store.Provenance{Actor: "engine", Via: "engine", Trigger: "ping", Delivery: "dlv-9", CausedBy: 40, Depth: 17}
+	want := store.Provenance{Actor: "engine", Via: "engine", Trigger: "ping", Delivery: "dlv-9", CausedBy: 40, Root: 40, Depth: 17}
 	if p.Provenance != want {
 		t.Fatalf("provenance = %+v, want %+v", p.Provenance, want)
+	}
+}
+
+func TestNewParkBudget(t *testing.T) {
+	t.Parallel()
+	d := Effect{Trigger: "fan", ID: "dlv-3", Cause: Cause{Seq: 80, Depth: 5, Op: "put", Root: 2}}
+	v := Decide(d.Cause, Limits{TriggerBudget: 30}, Spent{Rows: 31})
+	if v.Decision != Park || v.Limit != LimitBudget {
+		t.Fatalf("verdict = %+v", v)
+	}
+	p := NewPark(d, v)
+	if got, want := string(p.Payload), `{"trigger":"fan","depth":6,"limit":"budget","budget":30,"rows":31}`; got != want {
+		t.Fatalf("payload = %s, want %s", got, want)
+	}
+	if p.Provenance.Root != 2 || p.Provenance.CausedBy != 80 {
+		t.Fatalf("provenance = %+v, want root 2 causedBy 80", p.Provenance)
+	}
+}
+
+// TestBudgetParkNeverFloods runs a fan-out under a budget: whatever the
+// order, a root gets one budget park row, and a park row's deliveries
+// park quietly.
+func TestBudgetParkNeverFloods(t *testing.T) {
+	t.Parallel()
+	l := Limits{TriggerBudget: 10}
+	spent := Spent{}
+	parks := 0
+	for i := 0; i < 100; i++ {
+		c := Cause{Seq: int64(10 + i), Depth: 2, Op: "put", Root: 1}
+		v := Decide(c, l, spent)
+		switch v.Decision {
+		case Run:
+			spent.Rows += 3
+		case Park:
+			parks++
+			spent.Parked = true
+			row := NewPark(Effect{Trigger: "fan", ID: "d", Cause: c}, v)
+			pc := Cause{Seq: 500, Depth: row.Provenance.Depth, Op: row.Op, Root: row.Provenance.Root}
+			if got := Decide(pc, l, Spent{Rows: spent.Rows}).Decision; got != ParkQuietly {
+				t.Fatalf("delivery of a budget park row: %v, want park_quietly", got)
+			}
+		}
+	}
+	if parks != 1 || spent.Rows != 12 {
+		t.Fatalf("%d park rows after %d rows, want 1 after 12", parks, spent.Rows)
 	}
 }
 
@@ -54,7 +99,8 @@ func TestParkNeverCausesPark(t *testing.T) {
 		seq := int64(1)
 		parks := 0
 		for step := 0; step < 100; step++ {
-			dec := Decide(cause, caps[0], caps[1])
+			v := Decide(cause, Limits{SpaceCap: caps[0], TriggerCap: caps[1]}, Spent{})
+			dec := v.Decision
 			if dec == ParkQuietly {
 				break
 			}
@@ -62,7 +108,7 @@ func TestParkNeverCausesPark(t *testing.T) {
 			d := Effect{Trigger: "loop", ID: "d", Cause: cause}
 			if dec == Park {
 				parks++
-				row := NewPark(d)
+				row := NewPark(d, v)
 				cause = Cause{Seq: seq, Depth: row.Provenance.Depth, Op: row.Op}
 				continue
 			}
@@ -71,7 +117,7 @@ func TestParkNeverCausesPark(t *testing.T) {
 		if parks != 1 {
 			t.Errorf("caps %v: %d park rows, want exactly 1", caps, parks)
 		}
-		if Decide(cause, caps[0], caps[1]) != ParkQuietly {
+		if Decide(cause, Limits{SpaceCap: caps[0], TriggerCap: caps[1]}, Spent{}).Decision != ParkQuietly {
 			t.Errorf("caps %v: the loop did not end in a quiet park", caps)
 		}
 	}

@@ -55,7 +55,11 @@ type Claims struct {
 	Trigger  string `json:"trigger"`
 	Delivery string `json:"delivery"`
 	CausedBy int64  `json:"causedBy"`
-	Depth    int    `json:"depth"`
+	// Root is the seq of the chain's root write; tokens minted before
+	// roots were recorded have none, and their writes take CausedBy as
+	// the root (see RootOf).
+	Root  int64 `json:"root,omitempty"`
+	Depth int   `json:"depth"`
 	// Via is ViaCron for a delivery a cron fire row caused; empty means
 	// ViaTrigger.
 	Via string `json:"via,omitempty"`
@@ -64,7 +68,7 @@ type Claims struct {
 
 // Claims returns the claims of a token for d in space, valid until exp.
 func (d Effect) Claims(space string, exp time.Time) Claims {
-	c := Claims{Space: space, Trigger: d.Trigger, Delivery: d.ID, CausedBy: d.Cause.Seq, Depth: d.Depth(), Exp: exp.Unix()}
+	c := Claims{Space: space, Trigger: d.Trigger, Delivery: d.ID, CausedBy: d.Cause.Seq, Root: d.Cause.RootSeq(), Depth: d.Depth(), Exp: exp.Unix()}
 	if d.Via() == ViaCron {
 		c.Via = ViaCron
 	}
@@ -78,9 +82,13 @@ func (c Claims) Provenance(requestID, traceparent string) store.Provenance {
 	if via == "" {
 		via = ViaTrigger
 	}
+	root := c.Root
+	if root == 0 {
+		root = c.CausedBy
+	}
 	return store.Provenance{
 		Actor: Actor(c.Trigger), Via: via, RequestID: requestID,
-		Trigger: c.Trigger, Delivery: c.Delivery, CausedBy: c.CausedBy, Depth: c.Depth,
+		Trigger: c.Trigger, Delivery: c.Delivery, CausedBy: c.CausedBy, Root: root, Depth: c.Depth,
 		Traceparent: traceparent,
 	}
 }
@@ -96,6 +104,8 @@ func (c Claims) check() error {
 		return fmt.Errorf("delivery must be 1..%d bytes", maxName)
 	case c.CausedBy < 1:
 		return fmt.Errorf("causedBy must be a seq (>= 1), got %d", c.CausedBy)
+	case c.Root < 0 || c.Root > c.CausedBy:
+		return fmt.Errorf("root must be a seq no greater than causedBy %d, got %d", c.CausedBy, c.Root)
 	case c.Depth < 1:
 		return fmt.Errorf("depth of a delivery must be >= 1, got %d", c.Depth)
 	case c.Via != "" && c.Via != ViaTrigger && c.Via != ViaCron:

@@ -156,7 +156,7 @@ func TestDeliveryClaims(t *testing.T) {
 	exp := testNow.Add(DefaultTokenTTL)
 	d := Effect{Trigger: "nightly", ID: "d-2", Cause: Cause{Seq: 5, Op: "fire"}}
 	c := d.Claims("default", exp)
-	want := Claims{Space: "default", Trigger: "nightly", Delivery: "d-2", CausedBy: 5, Depth: 1, Via: "cron", Exp: exp.Unix()}
+	want := Claims{Space: "default", Trigger: "nightly", Delivery: "d-2", CausedBy: 5, Root: 5, Depth: 1, Via: "cron", Exp: exp.Unix()}
 	if c != want {
 		t.Fatalf("claims = %+v, want %+v", c, want)
 	}
@@ -233,4 +233,32 @@ func mintSeed(f *testing.F) string {
 		f.Fatal(err)
 	}
 	return tok
+}
+
+// TestTokenWithoutRoot: a token minted before roots were recorded still
+// verifies, and its writes take the cause as their root.
+func TestTokenWithoutRoot(t *testing.T) {
+	t.Parallel()
+	key := []byte("a key of at least thirty-two bytes")
+	old := Claims{Space: "default", Trigger: "stamp", Delivery: "d-1", CausedBy: 12, Depth: 2, Exp: testNow.Add(time.Hour).Unix()}
+	tok, err := Mint(key, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Verify(key, tok, "default", testNow)
+	if err != nil {
+		t.Fatalf("verify a token without root: %v", err)
+	}
+	if p := c.Provenance("", ""); p.Root != 12 || p.CausedBy != 12 {
+		t.Fatalf("provenance = %+v, want root 12", p)
+	}
+	bad := old
+	bad.Root = 13
+	tok, err = Mint(key, bad)
+	if err == nil {
+		_, err = Verify(key, tok, "default", testNow)
+	}
+	if err == nil {
+		t.Fatal("a root above causedBy verified")
+	}
 }

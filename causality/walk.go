@@ -64,10 +64,17 @@ func linkOf(c *store.Commit) Link {
 }
 
 // Chain is the answer of GET .../changes/{seq}/causes: the row itself
-// first, then each cause, to the root (depth 0) or a pruned link.
+// first, then each cause, to the root (depth 0) or a pruned link; then
+// the limits of the chain (see Tally): the seq of its root write, the
+// rows that root has caused so far, and the space's depth cap and causal
+// budget.
 type Chain struct {
-	Seq   int64  `json:"seq"`
-	Links []Link `json:"chain"`
+	Seq      int64  `json:"seq"`
+	Links    []Link `json:"chain"`
+	Root     int64  `json:"root"`
+	RootRows int64  `json:"rootRows"`
+	Cap      int    `json:"cap"`
+	Budget   int    `json:"budget"`
 	// Start is the commit of Seq, for the caller's access checks.
 	Start store.Commit `json:"-"`
 }
@@ -102,7 +109,7 @@ func Walk(ctx context.Context, r Reader, space string, seq int64, maxDepth int) 
 		}
 		return Chain{}, &changelog.HistoryUnavailableError{Space: space, Requested: seq, Horizon: sp.Horizon}
 	}
-	ch := Chain{Seq: seq, Links: []Link{linkOf(&c)}, Start: c}
+	ch := Chain{Seq: seq, Links: []Link{linkOf(&c)}, Root: RootOf(&c), Cap: DefaultCap, Budget: DefaultBudget, Start: c}
 	for cause := c.Provenance.CausedBy; cause != 0; cause = c.Provenance.CausedBy {
 		if err := checkStep(space, &c, len(ch.Links), maxDepth); err != nil {
 			return Chain{}, err
@@ -148,4 +155,17 @@ func readCommit(ctx context.Context, r Reader, space string, seq int64) (store.C
 		return store.Commit{}, false, nil
 	}
 	return store.Commit{}, false, fmt.Errorf("read commit %d: missing above the horizon %d of space %s", seq, sp.Horizon, space)
+}
+
+// Tally fills in the rows the chain's root has caused so far (its causal
+// budget counter) and the depth cap and causal budget of the space
+// (spaceCap, spaceBudget; 0: DefaultCap, DefaultBudget).
+func (ch *Chain) Tally(ctx context.Context, st store.RootCountStore, space string, spaceCap, spaceBudget int) error {
+	counts, err := st.RootCounts(ctx, space, []int64{ch.Root})
+	if err != nil {
+		return fmt.Errorf("tally root %d: %w", ch.Root, err)
+	}
+	ch.RootRows = counts[ch.Root].Rows
+	ch.Cap, ch.Budget = Cap(spaceCap, 0), Budget(spaceBudget, 0)
+	return nil
 }

@@ -121,17 +121,50 @@ func TestLinkJSON(t *testing.T) {
 		{Seq: 5, Depth: 1, Trigger: "t", Delivery: "d1"},
 		{Seq: 3},
 		{Seq: 1, Pruned: true},
-	}}
+	}, Root: 3, RootRows: 2, Cap: 16, Budget: 1000}
 	b, err := json.Marshal(ch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"seq":9,"chain":[{"seq":9,"depth":2,"trigger":"t","delivery":"d2"},{"seq":5,"depth":1,"trigger":"t","delivery":"d1"},{"seq":3,"depth":0},{"seq":1,"pruned":true}]}`
+	want := `{"seq":9,"chain":[{"seq":9,"depth":2,"trigger":"t","delivery":"d2"},{"seq":5,"depth":1,"trigger":"t","delivery":"d1"},{"seq":3,"depth":0},{"seq":1,"pruned":true}],"root":3,"rootRows":2,"cap":16,"budget":1000}`
 	if string(b) != want {
 		t.Fatalf("json = %s\nwant   %s", b, want)
 	}
 	var back Chain
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Links, ch.Links) {
 		t.Fatalf("round trip = %+v, %v", back.Links, err)
+	}
+}
+
+// counts is a store.RootCountStore over counters held in memory.
+type counts map[int64]store.RootCount
+
+func (c counts) RootCounts(_ context.Context, _ string, roots []int64) (map[int64]store.RootCount, error) {
+	out := map[int64]store.RootCount{}
+	for _, r := range roots {
+		if v, ok := c[r]; ok {
+			out[r] = v
+		}
+	}
+	return out, nil
+}
+
+func TestTally(t *testing.T) {
+	t.Parallel()
+	ch, err := Walk(context.Background(), chainLog(3), "s", 3, MaxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Root != RootOf(&ch.Start) || ch.Cap != DefaultCap || ch.Budget != DefaultBudget {
+		t.Fatalf("walk = root %d cap %d budget %d", ch.Root, ch.Cap, ch.Budget)
+	}
+	if err := ch.Tally(context.Background(), counts{ch.Root: {Root: ch.Root, Rows: 7}}, "s", 8, 50); err != nil {
+		t.Fatal(err)
+	}
+	if ch.RootRows != 7 || ch.Cap != 8 || ch.Budget != 50 {
+		t.Fatalf("tally = rows %d cap %d budget %d, want 7, 8, 50", ch.RootRows, ch.Cap, ch.Budget)
+	}
+	if err := ch.Tally(context.Background(), counts{}, "s", 0, 0); err != nil || ch.RootRows != 0 || ch.Budget != DefaultBudget {
+		t.Fatalf("tally of a root that caused nothing = %+v, %v", ch, err)
 	}
 }

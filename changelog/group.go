@@ -220,14 +220,50 @@ func (g *groupState) flush(ctx context.Context) error {
 		if err := ba.AppendBatch(ctx, cs, recs); err != nil {
 			return fmt.Errorf("append commits %d-%d: %w", cs[0].Seq, cs[len(cs)-1].Seq, err)
 		}
-		return g.putReceipts(ctx)
+		return g.countRoots(ctx)
 	}
 	for _, pc := range g.commits {
 		if err := g.tx.Append(ctx, pc.commit, pc.records); err != nil {
 			return fmt.Errorf("append commit %d: %w", pc.commit.Seq, err)
 		}
 	}
+	return g.countRoots(ctx)
+}
+
+// countRoots adds the group's delivery-authored commits to their roots'
+// causal budget counters, one counter per root; a group of API writes
+// (no recorded root) costs nothing.
+func (g *groupState) countRoots(ctx context.Context) error {
+	var counts []store.RootCount
+	at := map[int64]int{}
+	for i := range g.commits {
+		c := &g.commits[i].commit
+		if !countsToBudget(c) {
+			continue
+		}
+		j, ok := at[c.Provenance.Root]
+		if !ok {
+			j = len(counts)
+			at[c.Provenance.Root] = j
+			counts = append(counts, store.RootCount{Root: c.Provenance.Root})
+		}
+		counts[j].Rows++
+		counts[j].LastSeq = c.Seq
+	}
+	if len(counts) > 0 {
+		if err := g.tx.RootCountAdd(ctx, counts); err != nil {
+			return fmt.Errorf("count rows of roots: %w", err)
+		}
+	}
 	return g.putReceipts(ctx)
+}
+
+// countsToBudget tells whether a commit counts against its root's causal
+// budget: a row authored by a delivery (it records a root), not an engine
+// row (a park row records one too).
+func countsToBudget(c *store.Commit) bool {
+	_, engine := engineTypes[c.Op]
+	return c.Provenance.Root > 0 && !engine
 }
 
 // putReceipts stores the receipts of the group's mutations that appended

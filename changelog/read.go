@@ -3,6 +3,7 @@ package changelog
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-run/eddy/problem"
@@ -35,6 +36,9 @@ type PullOptions struct {
 	// NoReceipts leaves every commit's Receipt zero, for readers with no
 	// use for receipts (it saves reading and decoding them).
 	NoReceipts bool
+	// ReadAhead (PullRawWith only) reads a sequential reader's next page
+	// while the caller handles this one (see readahead.go).
+	ReadAhead bool
 }
 
 // PullWith is Pull with options.
@@ -73,6 +77,12 @@ type RawPullPage struct {
 // AppendJSON appends the page as json.Marshal renders it, faster: the
 // commits' stored JSON is copied, not re-scanned.
 func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
+	size := 64
+	for i := range p.Commits {
+		c := &p.Commits[i]
+		size += 160 + len(c.Actor) + len(c.EntityID) + len(c.Type) + len(c.Payload) + len(c.Changes) + len(c.Receipt) + len(c.Provenance)
+	}
+	b = slices.Grow(b, size)
 	b = append(b, `{"commits":[`...)
 	for i := range p.Commits {
 		if i > 0 {
@@ -92,8 +102,15 @@ func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
 
 // PullRaw is Pull for readers that forward the commits: their changes,
 // receipt and provenance stay the stored JSON, not decoded (decode one
-// with store.RawCommit.Decode when a value is needed).
+// with store.RawCommit.Decode when a value is needed). For a sequential
+// reader (one starting where its previous page ended) it reads the next
+// page while the caller sends this one (see readahead.go).
 func (l *Log) PullRaw(ctx context.Context, space string, after int64, limit int) (RawPullPage, error) {
+	return l.PullRawWith(ctx, space, after, limit, PullOptions{ReadAhead: true})
+}
+
+// PullRawWith is PullRaw with options.
+func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit int, opts PullOptions) (RawPullPage, error) {
 	if limit < 1 {
 		return RawPullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
@@ -105,16 +122,39 @@ func (l *Log) PullRaw(ctx context.Context, space string, after int64, limit int)
 	if after == sp.Head {
 		return page, nil
 	}
-	commits, err := l.st.RawCommits(ctx, store.CommitsParams{Space: space, After: after, Limit: limit + 1})
-	if err != nil {
-		return RawPullPage{}, fmt.Errorf("pull: %w", err)
+	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts}
+	commits, ok := []store.RawCommit(nil), false
+	if opts.ReadAhead {
+		commits, ok = l.ahead.take(p)
+	}
+	if !ok {
+		if commits, err = l.st.RawCommits(ctx, p); err != nil {
+			return RawPullPage{}, fmt.Errorf("pull: %w", err)
+		}
 	}
 	if len(commits) == 0 || commits[0].Seq != after+1 {
 		return RawPullPage{}, l.pruned(ctx, space, after)
 	}
 	page.Commits, page.NextCursor, page.HasMore = fitPage(commits, limit, after, sp.Head,
 		func(c *store.RawCommit) (int64, int) { return c.Seq, c.ChangeCount() })
+	if opts.ReadAhead {
+		l.ahead.answered(l, p, page.NextCursor, page.HasMore)
+	}
 	return page, nil
+}
+
+// SplitRaw cuts commits read in seq order (a RawPullPage's) into the
+// pages PullRaw with limit would answer one after the other, by the same
+// rule (fitPage). The last page may be short of what PullRaw would
+// answer when commits do not reach the head.
+func SplitRaw(commits []store.RawCommit, limit int) [][]store.RawCommit {
+	var pages [][]store.RawCommit
+	for len(commits) > 0 {
+		kept, _, _ := fitPage(commits, limit, 0, 0, func(c *store.RawCommit) (int64, int) { return c.Seq, c.ChangeCount() })
+		pages = append(pages, kept[:len(kept):len(kept)])
+		commits = commits[len(kept):]
+	}
+	return pages
 }
 
 // fitPage cuts a read of up to limit+1 commits after after to a pull

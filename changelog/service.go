@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/problem"
@@ -31,6 +32,10 @@ type Log struct {
 	probing probeTuning
 	// notes serves Subscribe.
 	notes notifications
+	// inCommit is the hook of SetInCommit; nil: none.
+	inCommit atomic.Pointer[InCommit]
+	// ahead reads sequential raw pullers' next pages (readahead.go).
+	ahead pullAhead
 }
 
 // DefaultLinger is Options.Linger's default: short next to a commit's
@@ -66,6 +71,7 @@ func (l *Log) Close() error {
 	l.life.Lock()
 	defer l.life.Unlock()
 	l.closed = true
+	l.ahead.close()
 	return nil
 }
 

@@ -68,14 +68,21 @@ func withIndex(err error, i int) error {
 // ambiguously is resolved first (see resolve): a group that landed is
 // answered from what it committed, one that did not is retried, and one
 // whose outcome cannot be learned is answered unavailable, never retried.
-func (l *Log) runGroup(group []*pending) { l.runGroupTry(group, 0) }
+//
+// The group runs with the InCommit hook (hooked); when the hook's writes
+// failed the transaction, it runs again without it.
+func (l *Log) runGroup(group []*pending) { l.runGroupTry(group, 0, true) }
 
-func (l *Log) runGroupTry(group []*pending, attempt int) {
+func (l *Log) runGroupTry(group []*pending, attempt int, hooked bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(group[0].ctx), groupTimeout)
 	defer cancel()
 	stats := GroupStats{Space: group[0].req.Space, Requests: len(group)}
 	start := time.Now()
-	results, head, err := l.commitGroup(ctx, group, &stats)
+	results, head, err := l.commitGroup(ctx, group, &stats, hooked)
+	if ice := (*inCommitError)(nil); hooked && errors.As(err, &ice) {
+		l.runGroupTry(group, attempt, false)
+		return
+	}
 	var amb *ambiguousCommit
 	retry := err != nil
 	if errors.As(err, &amb) {
@@ -86,12 +93,12 @@ func (l *Log) runGroupTry(group []*pending, attempt int) {
 	switch {
 	case retry && len(group) > 1:
 		for _, p := range group {
-			l.runGroupTry([]*pending{p}, attempt+1)
+			l.runGroupTry([]*pending{p}, attempt+1, hooked)
 		}
 		return
 	case retry && amb != nil && attempt < 2:
 		// Proven not to have landed: the connection broke, not the request.
-		l.runGroupTry(group, attempt+1)
+		l.runGroupTry(group, attempt+1, hooked)
 		return
 	}
 	for i, p := range group {
@@ -130,12 +137,12 @@ func (l *Log) observe(stats GroupStats, start time.Time, results []WriteResult, 
 // group's reads, the transaction starts optimistically (one round trip on
 // PostgreSQL); a stale prediction falls back to reading under the lock.
 // It counts the commits it appends in stats.
-func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupStats) ([]WriteResult, int64, error) {
+func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupStats, hooked bool) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	params := beginParams(space, group, l.now().Add(-l.opts.IdempotencyWindow))
 	params.WriteID = newWriteID()
 	if tx, schemas := l.beginOptimistic(ctx, params, group); tx != nil {
-		results, head, err := l.commitTx(ctx, tx, schemas, group, stats, params.WriteID)
+		results, head, err := l.commitTx(ctx, tx, schemas, group, stats, params.WriteID, hooked)
 		if !errors.Is(err, store.ErrStale) {
 			return results, head, err
 		}
@@ -145,7 +152,7 @@ func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupSta
 	if err != nil {
 		return nil, 0, err
 	}
-	return l.commitTx(ctx, tx, schemas, group, stats, params.WriteID)
+	return l.commitTx(ctx, tx, schemas, group, stats, params.WriteID, hooked)
 }
 
 // beginOptimistic opens a transaction predicted from the write cache, or
@@ -171,11 +178,12 @@ func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, gro
 	return tx, schemas
 }
 
-// commitTx applies the group in tx, runs its effects and commits it,
-// remembering the state it leaves for the next group's prediction. A
-// failed Commit of a group that appended commits is an *ambiguousCommit:
-// they may have landed.
-func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats, writeID int64) ([]WriteResult, int64, error) {
+// commitTx applies the group in tx, runs its effects and (hooked) the
+// InCommit hook and commits it, remembering the state it leaves for the
+// next group's prediction. A failed Commit of a group that appended
+// commits is an *ambiguousCommit: they may have landed; one the hook's
+// writes failed is an *inCommitError.
+func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats, writeID int64, hooked bool) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
@@ -187,8 +195,18 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 		l.cache.forget(space)
 		return nil, 0, err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	finish, judged, err := l.runInCommit(ctx, g, space, hooked)
+	if err != nil {
+		finish(err)
 		l.cache.forget(space)
+		return nil, 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		finish(err)
+		l.cache.forget(space)
+		if judged && commitFailedByHook(err) {
+			return nil, 0, &inCommitError{err: fmt.Errorf("commit: %w", err)}
+		}
 		if errors.Is(err, store.ErrStale) || g.head == tx.Space().Head {
 			// Nothing written, or nothing to find: a group that appended
 			// no commit changed no entity and no head, and its receipts
@@ -198,6 +216,7 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 		return nil, 0, &ambiguousCommit{err: fmt.Errorf("commit: %w", err), space: space,
 			writeID: writeID, first: tx.Space().Head + 1, head: g.head, results: results}
 	}
+	finish(nil)
 	l.cache.remember(space, g.head, tx.Space().SchemaVersion, g.records)
 	stats.Commits = int(g.head - tx.Space().Head)
 	if g.head == tx.Space().Head {

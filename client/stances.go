@@ -39,10 +39,16 @@ func (s *Space) Stances(ctx context.Context, seq int64) (Stances, error) {
 }
 
 // Causes answers GET .../changes/{seq}/causes: the causal chain of a row,
-// from the row itself to its root (depth 0) or a pruned cause.
+// from the row itself to its root (depth 0) or a pruned cause; the seq of
+// the chain's root write and the rows it has caused so far (RootRows);
+// and the space's depth cap and causal budget.
 type Causes struct {
-	Seq   int64   `json:"seq"`
-	Chain []Cause `json:"chain"`
+	Seq      int64   `json:"seq"`
+	Chain    []Cause `json:"chain"`
+	Root     int64   `json:"root"`
+	RootRows int64   `json:"rootRows"`
+	Cap      int     `json:"cap"`
+	Budget   int     `json:"budget"`
 }
 
 // Cause is one row of a causal chain. A delivery-authored row names its

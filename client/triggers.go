@@ -30,6 +30,9 @@ type Trigger struct {
 	Coalesce bool `json:"coalesce,omitempty"`
 	// CausalityCap lowers the space's depth cap (0: the space default).
 	CausalityCap int `json:"causalityCap,omitempty"`
+	// CausalBudget lowers the space's causal budget, the rows one root
+	// write may cause in all (0: the space default).
+	CausalBudget int `json:"causalBudget,omitempty"`
 	// Delivery configures retries, ordering and concurrency.
 	Delivery *DeliveryPolicy `json:"delivery,omitempty"`
 }

@@ -25,7 +25,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	}
 	prev := cause
 	for i, c := range rows[:n] {
-		if c.Provenance.Depth != i+1 || c.Provenance.CausedBy != prev || c.Provenance.Trigger == "" ||
+		if c.Provenance.Depth != i+1 || c.Provenance.CausedBy != prev || c.Provenance.Root != cause || c.Provenance.Trigger == "" ||
 			c.Actor != "trigger:"+c.Provenance.Trigger {
 			e.t.Fatalf("row %d of the chain: actor %s provenance %+v", i+1, c.Actor, c.Provenance)
 		}
@@ -39,7 +39,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	if err := json.Unmarshal(park.Payload, &payload); err != nil {
 		e.t.Fatal(err)
 	}
-	if len(payload) != 2 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) {
+	if len(payload) != 3 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) || payload["limit"] != causality.LimitDepth {
 		e.t.Fatalf("park payload %s, want trigger %s depth %d", park.Payload, trigger, n+1)
 	}
 	parked := e.deliveries(trigger, store.DeliveryParked)

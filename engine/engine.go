@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/causality"
@@ -43,8 +44,9 @@ type Options struct {
 	// LeaseTTL is how long a lease lives unrenewed (default 15s); leases
 	// are renewed every LeaseTTL/3.
 	LeaseTTL time.Duration
-	// Batch bounds the rows one evaluation transaction covers (default
-	// 1000).
+	// Batch bounds the rows (changes) of one evaluation batch, judged
+	// and coalesced together (default 1000); a catch-up commits up to 8
+	// batches in one transaction.
 	Batch int
 	// Poll is how often a space is re-checked without a wake-up (default
 	// 1s); commits of this process (Notify, wired to the log's OnCommit)
@@ -54,6 +56,9 @@ type Options struct {
 	// SpaceCap is the causality cap of every space (default
 	// causality.DefaultCap).
 	SpaceCap int
+	// SpaceBudget is the causal budget of every space: the rows one root
+	// write may cause in all (default causality.DefaultBudget).
+	SpaceBudget int
 	// Client sends webhook requests (default Egress.Client(): no global
 	// timeout, each request bounded by its attempt's timeout, every
 	// connection checked against Egress). A redirect is never followed,
@@ -69,6 +74,16 @@ type Options struct {
 	// Observe, if set, is told about evaluation batches and finished
 	// delivery attempts (for metrics). It must not block.
 	Observe func(Event)
+	// InCommitCandidates bounds the trigger candidates (rows times the
+	// triggers the match index reaches) judged inside one group commit's
+	// transaction (default DefaultInCommitCandidates; negative: never
+	// judge in the commit, only in the evaluator). Past it, or past
+	// InCommitCost, the evaluator judges the group after its commit.
+	InCommitCandidates int
+	// InCommitCost bounds the CEL cost (each candidate's cost bound)
+	// judged inside one group commit's transaction (default
+	// DefaultInCommitCost).
+	InCommitCost uint64
 }
 
 // Event is one thing the engine did, for Options.Observe.
@@ -97,8 +112,9 @@ type Engine struct {
 	opts   Options
 	logger *slog.Logger
 
-	// Lock order: e.mu before sr.mu before d.mu; progressMu and the
-	// completer's mu are leaves (nothing is locked while holding them).
+	// Lock order: e.mu before sr.mu before d.mu; progressMu, liveMu
+	// and the completer's mu are leaves (nothing is locked while holding
+	// them). The in-commit path (incommit.go) only TryLocks sr.mu.
 	mu      sync.Mutex
 	spaces  map[string]*spaceRun // guarded by mu
 	started bool                 // guarded by mu; set by Start and by Stop
@@ -111,6 +127,14 @@ type Engine struct {
 	stopped     chan struct{} // closed when the lease manager has stopped
 	wg          sync.WaitGroup
 	kick        chan struct{}
+
+	// live mirrors spaces for the in-commit path, which must not take
+	// mu (see incommit.go).
+	liveMu sync.Mutex
+	live   map[string]*spaceRun // guarded by liveMu
+	// inCommitGroups counts the groups judged in their commit;
+	// inCommitSkips those the budget left to the evaluator.
+	inCommitGroups, inCommitSkips atomic.Int64
 
 	// drains stops dispatchers off the lease manager's goroutine, at
 	// most maxDrains at a time.
@@ -133,11 +157,16 @@ func New(log *changelog.Log, reg *functions.Registry, opts Options) *Engine {
 	if reg == nil {
 		reg = &functions.Registry{}
 	}
-	return &Engine{
+	e := &Engine{
 		st: st, log: log, reg: reg, keys: causality.NewKeyring(st), opts: opts, logger: opts.Logger,
-		spaces: map[string]*spaceRun{}, kick: make(chan struct{}, 1), progress: make(chan struct{}),
+		spaces: map[string]*spaceRun{}, live: map[string]*spaceRun{}, kick: make(chan struct{}, 1),
+		progress:    make(chan struct{}),
 		completions: newCompleter(st), drains: newDrainer(), stopped: make(chan struct{}),
 	}
+	if opts.InCommitCandidates > 0 {
+		log.SetInCommit(e.inCommit)
+	}
+	return e
 }
 
 func withDefaults(o Options) Options {
@@ -156,6 +185,9 @@ func withDefaults(o Options) Options {
 	if o.SpaceCap <= 0 {
 		o.SpaceCap = causality.DefaultCap
 	}
+	if o.SpaceBudget <= 0 {
+		o.SpaceBudget = causality.DefaultBudget
+	}
 	if o.Client == nil {
 		o.Client = o.Egress.Client()
 	}
@@ -164,6 +196,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.InCommitCandidates == 0 {
+		o.InCommitCandidates = DefaultInCommitCandidates
+	}
+	if o.InCommitCost == 0 {
+		o.InCommitCost = DefaultInCommitCost
 	}
 	return o
 }
@@ -275,7 +313,9 @@ func (e *Engine) Notify(space string, head int64) {
 		}
 		return
 	}
-	if sr := e.spaces[space]; sr != nil {
+	// A head the in-commit path already judged for every active
+	// trigger leaves the evaluator asleep.
+	if sr := e.spaces[space]; sr != nil && !sr.judged(head) {
 		sr.wake()
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -24,13 +24,16 @@ type batch struct {
 	co         triggers.Coalescer
 	failures   []store.FilterFailure
 	parks      []changelog.EngineRow
-	causes     map[string]causality.Cause
-	committed  bool
+	// budgetParks are the roots whose budget park row this batch writes.
+	budgetParks []int64
+	causes      map[string]causality.Cause
+	committed   bool
 }
 
 // evaluate judges one batch of rows above the lowest cursor of the
-// active change triggers, creates the deliveries and advances every
-// cursor in one transaction. more reports that rows remain.
+// active change triggers (up to catchUpPages batches while catching up),
+// creates the deliveries and advances every cursor in one transaction.
+// more reports that rows remain.
 func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
@@ -59,17 +62,76 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	if len(page.Commits) == 0 {
 		return false, nil
 	}
-	end := page.Commits[len(page.Commits)-1].Seq
-	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", len(page.Commits)))
-	if page.HasMore {
+	pages, more := changelog.SplitRaw(page.Commits, sr.e.opts.Batch), page.HasMore
+	if more && len(pages) > 1 {
+		pages = pages[:len(pages)-1] // it may be short of a batch: read again next time
+	}
+	end := lastSeq(pages[len(pages)-1])
+	if more {
 		sr.readAhead(ctx, end)
 	}
-	batches := sr.judge(active, page.Commits)
+	batches, matched, rows := newBatches(active), map[int64]*store.Commit{}, 0
+	spent := map[int64]causality.Spent{}
+	for i, p := range pages {
+		if i > 0 && pendingOf(batches) >= sr.e.opts.Batch {
+			more = true
+			break
+		}
+		nb, nm, err := sr.judgeRaw(active, p)
+		if err != nil && i == 0 {
+			return false, fmt.Errorf("judge after %d: %w", lo, err)
+		}
+		if err == nil {
+			err = sr.decide(ctx, nb, spent)
+		}
+		if err != nil {
+			more = true
+			break
+		}
+		merge(batches, nb)
+		maps.Copy(matched, nm)
+		end, rows = lastSeq(p), rows+len(p)
+	}
+	span.SetAttributes(attribute.Int64("eddy.through", end), attribute.Int("eddy.rows", rows))
 	if err := sr.commit(ctx, batches, end); err != nil {
 		return false, err
 	}
-	sr.finish(batches, bySeq(page.Commits), time.Since(started), len(page.Commits))
-	return page.HasMore, nil
+	sr.finish(batches, matched, time.Since(started), rows)
+	return more, nil
+}
+
+// catchUpPages bounds the batches one evaluation judges while it catches
+// up: it reads up to catchUpPages batches of rows in one page and cuts it
+// into batches as Batch-sized pages would be cut (changelog.SplitRaw).
+// Each batch is judged, coalesced and capped on its own, as a backtest
+// pages; their deliveries, errors and cursor moves share one
+// transaction, so a catch-up pays one read and one commit for up to
+// catchUpPages batches (fewer once Batch deliveries and errors wait).
+const catchUpPages = 8
+
+// lastSeq returns the seq of a page's last commit.
+func lastSeq(cs []store.RawCommit) int64 { return cs[len(cs)-1].Seq }
+
+// pendingOf counts the deliveries and errors the batches would write.
+func pendingOf(batches map[string]*batch) int {
+	n := 0
+	for _, b := range batches {
+		n += len(b.deliveries) + len(b.failures)
+	}
+	return n
+}
+
+// merge adds the work of the next page's batches to batches, trigger by
+// trigger; both were judged from the same cursors.
+func merge(batches, next map[string]*batch) {
+	for name, nb := range next {
+		b := batches[name]
+		b.deliveries = append(b.deliveries, nb.deliveries...)
+		b.failures = append(b.failures, nb.failures...)
+		b.parks = append(b.parks, nb.parks...)
+		b.budgetParks = append(b.budgetParks, nb.budgetParks...)
+		maps.Copy(b.causes, nb.causes)
+	}
 }
 
 // prefetch is a page read ahead while the previous one is judged and
@@ -77,13 +139,13 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 type prefetch struct {
 	after int64
 	done  chan struct{}
-	page  changelog.PullPage
+	page  changelog.RawPullPage
 	err   error
 }
 
 // read returns the page after the position, from the read-ahead when it
 // read that position.
-func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, error) {
+func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.RawPullPage, error) {
 	if p := sr.ahead; p != nil {
 		sr.ahead = nil
 		if p.after == after {
@@ -93,10 +155,12 @@ func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.PullPage, 
 			}
 		}
 	}
-	return sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
 }
 
 // evalPull reads what the evaluator and the functions need: no receipts.
+// The evaluator reads pages raw and decodes only the commits it must
+// (judgeRaw).
 var evalPull = changelog.PullOptions{NoReceipts: true}
 
 // readAhead starts reading the page after the position.
@@ -105,40 +169,124 @@ func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
 	sr.ahead = p
 	sr.wg.Go(func() {
 		defer close(p.done)
-		p.page, p.err = sr.e.log.PullWith(ctx, sr.id, after, sr.e.opts.Batch, evalPull)
+		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
 	})
 }
 
-// judge runs the rows through the match index and builds each trigger's
-// deliveries and recorded errors; the stance of every row is the one
-// judge's (triggers.Judge), given the index's answer.
-func (sr *spaceRun) judge(active map[string]*trig, commits []store.Commit) map[string]*batch {
-	idx := sr.indexFor(active)
-	out := make(map[string]*batch, len(active))
-	for name, t := range active {
-		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
-	}
+// judgeInto judges decoded rows for the triggers of out (the index may
+// hold more) and builds each batch's deliveries and failures (the caller
+// then decides them, as planInCommit does), charging every candidate to
+// budget (nil: unbounded). ok false: the budget ran out and out is
+// incomplete.
+func (sr *spaceRun) judgeInto(idx *triggers.Index, out map[string]*batch, commits []store.Commit, budget *triggers.Budget) (ok bool) {
 	now := sr.e.now()
 	for i := range commits {
-		c := &commits[i]
-		for _, r := range idx.Match(triggers.SubjectOf(c)) {
-			b := out[r.Trigger]
-			if b == nil || c.Seq <= b.t.state.Cursor {
-				continue
-			}
-			v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
-			switch v.Stance {
-			case triggers.StanceError:
-				b.failures = append(b.failures, store.FilterFailure{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
-			case triggers.StanceMatched:
-				b.add(sr.id, c, now)
+		rs, ok := idx.MatchWithin(triggers.SubjectOf(&commits[i]), budget)
+		if !ok {
+			return false
+		}
+		sr.judgeRow(out, rs, &commits[i], now)
+	}
+	return true
+}
+
+// judgeRaw runs a page as stored through the match index and builds each
+// trigger's deliveries and recorded errors; the stance of every row is
+// the one judge's (triggers.Judge), given the index's answer (judgeRow).
+// A commit's changes are decoded only when a candidate's `when` reads
+// entity or before (triggers.SubjectOfRaw), and the whole commit only when
+// the index answers for it (a match or an error), to be judged and
+// delivered. It also returns those decoded commits by seq.
+func (sr *spaceRun) judgeRaw(active map[string]*trig, raws []store.RawCommit) (map[string]*batch, map[int64]*store.Commit, error) {
+	idx := sr.indexFor(active)
+	out := newBatches(active)
+	decoded := map[int64]*store.Commit{}
+	now := sr.e.now()
+	for i := range raws {
+		rs := idx.Match(triggers.SubjectOfRaw(&raws[i]))
+		if len(rs) == 0 {
+			continue
+		}
+		c, err := raws[i].Decode()
+		if err != nil {
+			return nil, nil, err
+		}
+		decoded[c.Seq] = &c
+		sr.judgeRow(out, rs, &c, now)
+	}
+	return out, decoded, nil
+}
+
+// newBatches returns an empty batch for each trigger.
+func newBatches(ts map[string]*trig) map[string]*batch {
+	out := make(map[string]*batch, len(ts))
+	for name, t := range ts {
+		out[name] = &batch{t: t, causes: map[string]causality.Cause{}}
+	}
+	return out
+}
+
+// decide applies the causality limits to every delivery of the batches
+// (batch.decide). spent holds what each root has caused, shared by the
+// pages of one evaluation: the counters of roots it does not hold yet are
+// read in one query, and a budget park marks its root there, so a later
+// page parks quietly.
+func (sr *spaceRun) decide(ctx context.Context, batches map[string]*batch, spent map[int64]causality.Spent) error {
+	var roots []int64
+	seen := map[int64]bool{}
+	for _, b := range batches {
+		for _, c := range b.causes {
+			r := c.RootSeq()
+			if _, known := spent[r]; !known && !seen[r] {
+				seen[r] = true
+				roots = append(roots, r)
 			}
 		}
 	}
-	for _, b := range out {
-		b.decide(sr.e.opts.SpaceCap)
+	if err := sr.spent(ctx, roots, spent); err != nil {
+		return err
 	}
-	return out
+	for _, b := range batches {
+		b.decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, spent)
+	}
+	return nil
+}
+
+// spent reads the causal budget counters of roots into out, as
+// causality.Spent (a root with no counter has caused nothing).
+func (sr *spaceRun) spent(ctx context.Context, roots []int64, out map[int64]causality.Spent) error {
+	if len(roots) == 0 {
+		return nil
+	}
+	counts, err := sr.e.st.RootCounts(ctx, sr.id, roots)
+	if err != nil {
+		return fmt.Errorf("read root counts: %w", err)
+	}
+	for _, r := range roots {
+		c := counts[r]
+		out[r] = causality.Spent{Rows: c.Rows, Parked: c.Parked}
+	}
+	return nil
+}
+
+// judgeRow records the stance of every trigger the index answered for on
+// the commit c (rs): an error, or a delivery when the one judge
+// (triggers.Judge) says matched. Triggers whose cursor is past c are
+// left alone.
+func (sr *spaceRun) judgeRow(out map[string]*batch, rs []triggers.Result, c *store.Commit, now time.Time) {
+	for _, r := range rs {
+		b := out[r.Trigger]
+		if b == nil || c.Seq <= b.t.state.Cursor {
+			continue
+		}
+		v := triggers.Judge(b.t.def, c, triggers.Context{Match: &r})
+		switch v.Stance {
+		case triggers.StanceError:
+			b.failures = append(b.failures, store.FilterFailure{Trigger: r.Trigger, Seq: c.Seq, Error: v.ErrorText()})
+		case triggers.StanceMatched:
+			b.add(sr.id, c, now)
+		}
+	}
 }
 
 // add creates the delivery of a matched row; with coalesce it replaces
@@ -161,21 +309,34 @@ func (b *batch) add(space string, c *store.Commit, now time.Time) {
 	b.deliveries = append(b.deliveries, d)
 }
 
-// decide applies the causality cap: a delivery past it is parked instead
-// of run, with a park row unless its cause is itself a park row.
-func (b *batch) decide(spaceCap int) {
+// decide applies the causality limits (causality.Decide): a delivery
+// past the depth cap or the causal budget is parked instead of run, with
+// a park row unless its cause is a park row or, for the budget, its root
+// already has its park row. spent holds what each root has caused; a
+// budget park marks its root parked there, so the rest of the
+// evaluation parks quietly.
+func (b *batch) decide(spaceCap, spaceBudget int, spent map[int64]causality.Spent) {
+	lim := causality.Limits{SpaceCap: spaceCap, TriggerCap: b.t.def.CausalityCap,
+		SpaceBudget: spaceBudget, TriggerBudget: b.t.def.CausalBudget}
 	for i := range b.deliveries {
 		d := &b.deliveries[i]
 		cause := b.causes[d.ID]
-		switch causality.Decide(cause, spaceCap, b.t.def.CausalityCap) {
+		root := cause.RootSeq()
+		v := causality.Decide(cause, lim, spent[root])
+		switch v.Decision {
 		case causality.Run:
 			continue
 		case causality.Park:
-			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}))
+			b.parks = append(b.parks, causality.NewPark(causality.Effect{Trigger: d.Trigger, ID: d.ID, Cause: cause}, v))
+			if v.Limit == causality.LimitBudget {
+				s := spent[root]
+				s.Parked = true
+				spent[root] = s
+				b.budgetParks = append(b.budgetParks, root)
+			}
 		}
 		d.Status = store.DeliveryParked
-		d.LastError = fmt.Sprintf("depth %d is past the causality cap %d", d.Depth,
-			causality.Cap(spaceCap, b.t.def.CausalityCap))
+		d.LastError = v.Reason()
 	}
 }
 
@@ -183,25 +344,18 @@ func (b *batch) decide(spaceCap int) {
 // cursor to end, in one transaction fenced by the leases; park rows are
 // appended in the same transaction.
 func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end int64) error {
-	var advances []store.Advance
-	var parks []changelog.EngineRow
-	for _, b := range batches {
-		if b.t.state.Cursor >= end {
-			continue
-		}
-		advances = append(advances, store.Advance{
-			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
-			Deliveries: b.deliveries, Failures: b.failures,
-		})
-		parks = append(parks, b.parks...)
-	}
-	slices.SortFunc(advances, func(a, b store.Advance) int { return strings.Compare(a.Trigger, b.Trigger) })
+	advances, parks, parked := advancesOf(batches, end)
 	var err error
 	if len(parks) == 0 {
 		err = sr.e.st.TriggerAdvance(ctx, sr.id, advances)
 	} else {
 		_, err = sr.e.log.Write(ctx, changelog.WriteRequest{Space: sr.id, Engine: parks,
 			Effects: func(ctx context.Context, tx store.WriteTx, _ changelog.WriteResult) error {
+				if len(parked) > 0 {
+					if err := tx.RootCountAdd(ctx, parked); err != nil {
+						return err
+					}
+				}
 				return tx.TriggerAdvanceTx(ctx, advances)
 			}})
 	}
@@ -217,13 +371,44 @@ func (sr *spaceRun) commit(ctx context.Context, batches map[string]*batch, end i
 	if err != nil {
 		return fmt.Errorf("advance to %d: %w", end, err)
 	}
+	settle(batches, end)
+	return nil
+}
+
+// advancesOf returns the fenced advances that move every batch's cursor
+// to end with its deliveries and errors, the park rows to append with
+// them, both in trigger order, and the roots whose budget park row they
+// hold (to mark parked in the same transaction).
+func advancesOf(batches map[string]*batch, end int64) ([]store.Advance, []changelog.EngineRow, []store.RootCount) {
+	var advances []store.Advance
+	var parks []changelog.EngineRow
+	var parked []store.RootCount
+	for _, name := range slices.Sorted(maps.Keys(batches)) {
+		b := batches[name]
+		if b.t.state.Cursor >= end {
+			continue
+		}
+		advances = append(advances, store.Advance{
+			Trigger: b.t.def.Name, Epoch: b.t.state.Epoch, From: b.t.state.Cursor, To: end,
+			Deliveries: b.deliveries, Failures: b.failures,
+		})
+		parks = append(parks, b.parks...)
+		for _, r := range b.budgetParks {
+			parked = append(parked, store.RootCount{Root: r, Parked: true})
+		}
+	}
+	return advances, parks, parked
+}
+
+// settle moves the in-memory cursors to end once the advances of
+// advancesOf committed.
+func settle(batches map[string]*batch, end int64) {
 	for _, b := range batches {
 		if b.t.state.Cursor < end {
 			b.t.state.Cursor = end
 			b.committed = true
 		}
 	}
-	return nil
 }
 
 // finish hands the new deliveries to the dispatchers and reports the
@@ -243,15 +428,6 @@ func (sr *spaceRun) finish(batches map[string]*batch, commits map[int64]*store.C
 		sr.e.observe(Event{Space: sr.id, Trigger: name, Kind: "evaluated", Rows: rows, Matched: len(b.deliveries), Parked: parked, Duration: took})
 	}
 	sr.e.progressed()
-}
-
-// bySeq indexes a page's commits by seq.
-func bySeq(cs []store.Commit) map[int64]*store.Commit {
-	m := make(map[int64]*store.Commit, len(cs))
-	for i := range cs {
-		m[cs[i].Seq] = &cs[i]
-	}
-	return m
 }
 
 // skipPruned moves the cursors below the horizon up to it: those rows

@@ -205,6 +205,9 @@ func (e *Engine) spaceFor(ctx context.Context, space string, create bool) *space
 	if sr == nil && create && e.cancel != nil {
 		sr = newSpaceRun(e, space)
 		e.spaces[space] = sr
+		e.liveMu.Lock()
+		e.live[space] = sr
+		e.liveMu.Unlock()
 		sr.start(ctx)
 	}
 	return sr
@@ -218,6 +221,9 @@ func (e *Engine) releaseAll(b *balancer) {
 	e.mu.Lock()
 	e.spaces = map[string]*spaceRun{}
 	e.mu.Unlock()
+	e.liveMu.Lock()
+	e.live = map[string]*spaceRun{}
+	e.liveMu.Unlock()
 	for _, sr := range b.runs {
 		sr.stop(true)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/functions"
@@ -31,6 +32,19 @@ type spaceRun struct {
 	indexed map[string]*triggers.Trigger // guarded by mu
 	// ahead is the page being read ahead, if any.
 	ahead *prefetch // guarded by mu
+	// stopped is set by stop: the in-commit path judges nothing more.
+	stopped bool // guarded by mu
+	// through is a head every active change trigger's cursor had reached
+	// when the in-commit path last judged them all (written under mu,
+	// read without it by Notify: a commit at or below it needs no
+	// evaluation).
+	through atomic.Int64
+	// judging is the end of the group being judged in its commit when
+	// that judging covers every active trigger (0: none): its commit's
+	// notification (PostgreSQL's NOTIFY may overtake settleInCommit)
+	// needs no evaluation either; a judging that fails wakes the
+	// evaluator itself.
+	judging atomic.Int64
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
@@ -44,6 +58,9 @@ type trig struct {
 	fn    *functions.Function // guarded by spaceRun.mu
 	state store.TriggerState  // guarded by spaceRun.mu
 	disp  *dispatcher         // set once
+	// fenced: an in-commit advance of it was fenced; only the evaluator
+	// advances it until adopt or reload reads its state again.
+	fenced bool // guarded by spaceRun.mu
 }
 
 // lease names a held lease.
@@ -71,6 +88,7 @@ func (sr *spaceRun) stop(release bool) {
 	sr.wg.Wait()
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
+	sr.stopped = true
 	for name, t := range sr.trigs {
 		var then func()
 		if release {
@@ -88,6 +106,12 @@ func (sr *spaceRun) drop(name string) {
 		sr.e.drains.stop(t.disp, nil)
 		delete(sr.trigs, name)
 	}
+}
+
+// judged reports whether the in-commit path judged, or is judging,
+// every active trigger through head.
+func (sr *spaceRun) judged(head int64) bool {
+	return head >= 0 && (head <= sr.through.Load() || head <= sr.judging.Load())
 }
 
 func (sr *spaceRun) wake() {
@@ -200,6 +224,7 @@ func (sr *spaceRun) adopt(def *triggers.Trigger, fn *functions.Function, st stor
 	moved := t.state.Epoch != st.Epoch || t.state.Cursor != st.Cursor
 	t.def, t.fn = def, fn
 	t.state = st
+	t.fenced = false
 	t.disp.configure(def, fn, st.Epoch)
 	if moved {
 		t.disp.resync()
@@ -222,14 +247,7 @@ func (sr *spaceRun) activeChange() map[string]*trig {
 // indexFor returns the match index of the active triggers, rebuilding it
 // when their definitions changed.
 func (sr *spaceRun) indexFor(active map[string]*trig) *triggers.Index {
-	same := sr.index != nil && len(sr.indexed) == len(active)
-	for name, t := range active {
-		if !same || sr.indexed[name] != t.def {
-			same = false
-			break
-		}
-	}
-	if same {
+	if sr.indexCurrent(active) {
 		return sr.index
 	}
 	defs := make([]*triggers.Trigger, 0, len(active))
@@ -240,6 +258,20 @@ func (sr *spaceRun) indexFor(active map[string]*trig) *triggers.Index {
 	}
 	sr.index = triggers.NewIndex(defs)
 	return sr.index
+}
+
+// indexCurrent reports whether index was built from the active
+// triggers' definitions.
+func (sr *spaceRun) indexCurrent(active map[string]*trig) bool {
+	if sr.index == nil || len(sr.indexed) != len(active) {
+		return false
+	}
+	for name, t := range active {
+		if sr.indexed[name] != t.def {
+			return false
+		}
+	}
+	return true
 }
 
 // reload re-reads the states of the named triggers after a fenced write:
@@ -255,6 +287,7 @@ func (sr *spaceRun) reload(ctx context.Context, names []string) {
 			sr.drop(name)
 			continue
 		}
+		t.fenced = false
 		if st.Cursor != t.state.Cursor {
 			t.state = st
 			t.disp.resync()

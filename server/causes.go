@@ -10,9 +10,11 @@ import (
 )
 
 // causes answers GET .../changes/{seq}/causes with the causal chain of a
-// row: {"seq": N, "chain": [{"seq", "depth", "trigger"?, "delivery"?}, ...]}
-// from the row itself to its root (depth 0), or to a cause below the
-// horizon, shown as {"seq": M, "pruned": true}. It is for trusted readers:
+// row: {"seq": N, "chain": [{"seq", "depth", "trigger"?, "delivery"?}, ...],
+// "root", "rootRows", "cap", "budget"} from the row itself to its root
+// (depth 0), or to a cause below the horizon, shown as {"seq": M,
+// "pruned": true}; then the root write's seq, the rows it has caused so
+// far, and the space's depth cap and causal budget. It is for trusted readers:
 // an admin or a token with scope log:read.
 func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 	space := r.PathValue("space")
@@ -38,6 +40,9 @@ func (s *Server) causes(w http.ResponseWriter, r *http.Request) error {
 		return forbidden("token may not read row %d", seq)
 	}
 	if err := s.hideLinks(r, rd, space, ch.Links); err != nil {
+		return err
+	}
+	if err := ch.Tally(r.Context(), s.log.Store(), space, 0, 0); err != nil {
 		return err
 	}
 	s.writeJSON(w, r, http.StatusOK, ch)

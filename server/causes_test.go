@@ -16,12 +16,13 @@ import (
 )
 
 // causeToken mints a cause token with the server's key for a delivery of
-// trigger in space default, caused by seq, at depth.
+// trigger in space default, caused by seq, at depth, in the chain of
+// root 1.
 func (e *env) causeToken(t *testing.T, trigger, delivery string, causedBy int64, depth int) string {
 	t.Helper()
 	return e.mintCause(t, causality.Claims{
 		Space: "default", Trigger: trigger, Delivery: delivery,
-		CausedBy: causedBy, Depth: depth, Exp: time.Now().Add(time.Hour).Unix(),
+		CausedBy: causedBy, Root: 1, Depth: depth, Exp: time.Now().Add(time.Hour).Unix(),
 	})
 }
 
@@ -116,8 +117,8 @@ func TestCausesChain(t *testing.T) {
 			prov  store.Provenance
 		}{
 			{"owner", store.Provenance{Actor: "owner", Via: "api"}},
-			{"trigger:stamp", store.Provenance{Actor: "trigger:stamp", Via: "trigger", Trigger: "stamp", Delivery: "d1", CausedBy: 1, Depth: 1}},
-			{"trigger:relay", store.Provenance{Actor: "trigger:relay", Via: "trigger", Trigger: "relay", Delivery: "d2", CausedBy: 2, Depth: 2}},
+			{"trigger:stamp", store.Provenance{Actor: "trigger:stamp", Via: "trigger", Trigger: "stamp", Delivery: "d1", CausedBy: 1, Root: 1, Depth: 1}},
+			{"trigger:relay", store.Provenance{Actor: "trigger:relay", Via: "trigger", Trigger: "relay", Delivery: "d2", CausedBy: 2, Root: 1, Depth: 2}},
 		}
 		if len(page.Commits) != len(want) {
 			t.Fatalf("pulled %d commits, want %d", len(page.Commits), len(want))
@@ -131,6 +132,41 @@ func TestCausesChain(t *testing.T) {
 			if c.Actor != want[i].actor || got != want[i].prov {
 				t.Errorf("seq %d: actor %q provenance %+v; want %q %+v", c.Seq, c.Actor, got, want[i].actor, want[i].prov)
 			}
+		}
+	})
+}
+
+// The causes answer shows both limits: the root the row counts against,
+// the rows it has caused so far, and the space's depth cap and causal
+// budget. A token minted without a root counts against its cause.
+func TestCausesBudget(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(e *env) {
+		t := e.t
+		writer := e.causeChain(t)
+		type answer struct {
+			Root     int64 `json:"root"`
+			RootRows int64 `json:"rootRows"`
+			Cap      int   `json:"cap"`
+			Budget   int   `json:"budget"`
+		}
+		get := func(seq int64) answer {
+			var a answer
+			e.call(t, "GET", "/api/v1/spaces/default/changes/"+strconv.FormatInt(seq, 10)+"/causes", nil).want(http.StatusOK).decode(&a)
+			return a
+		}
+		want := answer{Root: 1, RootRows: 2, Cap: causality.DefaultCap, Budget: causality.DefaultBudget}
+		for _, seq := range []int64{1, 2, 3} {
+			if got := get(seq); got != want {
+				t.Errorf("causes of %d: %+v, want %+v", seq, got, want)
+			}
+		}
+		old := e.mintCause(t, causality.Claims{Space: "default", Trigger: "relay", Delivery: "d3", CausedBy: 3, Depth: 3,
+			Exp: time.Now().Add(time.Hour).Unix()})
+		e.do(t, req{Method: "PUT", Path: "/api/v1/spaces/default/entities/task/t3", Token: writer,
+			Body: map[string]any{"n": 1}, Header: map[string]string{"Eddy-Cause": old}}).want(http.StatusCreated)
+		if got, want := get(4), (answer{Root: 3, RootRows: 1, Cap: causality.DefaultCap, Budget: causality.DefaultBudget}); got != want {
+			t.Errorf("causes of a write with a rootless token: %+v, want %+v", got, want)
 		}
 	})
 }

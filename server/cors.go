@@ -9,7 +9,7 @@ import (
 
 // corsAllowHeaders are the request headers a browser may send
 // cross-origin.
-const corsAllowHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-Id, Traceparent, Tracestate"
+const corsAllowHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-Id, Traceparent, Tracestate, " + causeHeader
 
 // corsExposeHeaders are the response headers a cross-origin script may
 // read.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/watch"
@@ -101,5 +103,20 @@ func TestCORSAnyOrigin(t *testing.T) {
 		"Origin": "https://anything.example", "Access-Control-Request-Method": "GET"}})
 	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "https://anything.example" {
 		t.Fatalf("preflight = %d, Allow-Origin %q", r.status, r.header.Get("Access-Control-Allow-Origin"))
+	}
+}
+
+// TestCORSAllowsTheAPIRequestHeaders: a preflight allows every request
+// header the API reads, Eddy-Cause (a delivery's writes) included.
+func TestCORSAllowsTheAPIRequestHeaders(t *testing.T) {
+	t.Parallel()
+	allowed := map[string]bool{}
+	for _, h := range strings.Split(corsAllowHeaders, ",") {
+		allowed[http.CanonicalHeaderKey(strings.TrimSpace(h))] = true
+	}
+	for _, h := range []string{"Authorization", "Content-Type", "If-Match", "Idempotency-Key", "X-Request-Id", "Traceparent", causeHeader} {
+		if !allowed[http.CanonicalHeaderKey(h)] {
+			t.Errorf("Access-Control-Allow-Headers lacks %s: %s", h, corsAllowHeaders)
+		}
 	}
 }

@@ -25,15 +25,11 @@ func (r *RawCommit) ChangeCount() int { return arrayLen(r.Changes) }
 // drivers' Commits return it (NormalizeChange, NormalizeReceipt).
 func (r *RawCommit) Decode() (Commit, error) {
 	c := Commit{Row: r.Row, Changes: []Change{}}
-	if err := json.Unmarshal(r.Changes, &c.Changes); err != nil {
-		return c, fmt.Errorf("seq %d: decode changes: %w", r.Seq, err)
+	changes, err := r.DecodeChanges()
+	if err != nil {
+		return c, err
 	}
-	if c.Changes == nil {
-		c.Changes = []Change{}
-	}
-	for i := range c.Changes {
-		NormalizeChange(&c.Changes[i])
-	}
+	c.Changes = changes
 	if len(r.Receipt) > 0 {
 		if err := json.Unmarshal(r.Receipt, &c.Receipt); err != nil {
 			return c, fmt.Errorf("seq %d: decode receipt: %w", r.Seq, err)
@@ -44,6 +40,23 @@ func (r *RawCommit) Decode() (Commit, error) {
 		return c, fmt.Errorf("seq %d: decode provenance: %w", r.Seq, err)
 	}
 	return c, nil
+}
+
+// DecodeChanges returns the commit's changes decoded and normalized as
+// Decode returns them (never nil), leaving the receipt and provenance
+// alone: for a reader that needs the changes of only some commits.
+func (r *RawCommit) DecodeChanges() ([]Change, error) {
+	var changes []Change
+	if err := json.Unmarshal(r.Changes, &changes); err != nil {
+		return []Change{}, fmt.Errorf("seq %d: decode changes: %w", r.Seq, err)
+	}
+	if changes == nil {
+		changes = []Change{}
+	}
+	for i := range changes {
+		NormalizeChange(&changes[i])
+	}
+	return changes, nil
 }
 
 // NormalizeChange normalizes a decoded change in place as the drivers

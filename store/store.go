@@ -134,13 +134,18 @@ type Reason struct {
 // Provenance is the structured origin of a commit. It is stored on every
 // commit and shown only to trusted readers.
 type Provenance struct {
-	Actor       string `json:"actor"`
-	Via         string `json:"via"`
-	RequestID   string `json:"requestId,omitempty"`
-	MutationID  string `json:"mutationId,omitempty"`
-	Trigger     string `json:"trigger,omitempty"`
-	Delivery    string `json:"delivery,omitempty"`
-	CausedBy    int64  `json:"causedBy,omitempty"`
+	Actor      string `json:"actor"`
+	Via        string `json:"via"`
+	RequestID  string `json:"requestId,omitempty"`
+	MutationID string `json:"mutationId,omitempty"`
+	Trigger    string `json:"trigger,omitempty"`
+	Delivery   string `json:"delivery,omitempty"`
+	CausedBy   int64  `json:"causedBy,omitempty"`
+	// Root is the seq of the chain's root write: set on every
+	// delivery-authored row and park row, absent on a root (an API write
+	// or a fire row is its own root) and on rows written before roots
+	// were recorded.
+	Root        int64  `json:"root,omitempty"`
 	Depth       int    `json:"depth"`
 	Traceparent string `json:"traceparent,omitempty"`
 }
@@ -275,7 +280,9 @@ type Store interface {
 	// SpaceList returns every space ordered by id.
 	SpaceList(ctx context.Context) ([]Space, error)
 	// SpacePrune deletes commits with seq <= through and moves the horizon
-	// to through. It never touches the head.
+	// to through. It also deletes the causal budget counters of roots at
+	// or below through whose chains wrote nothing above it (RootCount
+	// LastSeq <= through). It never touches the head.
 	SpacePrune(ctx context.Context, id string, through int64) (Space, error)
 	// SpaceSeqBefore returns how far a max-age retention may prune a
 	// space: walking its retained commits (seq > horizon) in seq order,
@@ -367,6 +374,7 @@ type Store interface {
 
 	TriggerStore
 	CausalStore
+	RootCountStore
 	ViewStore
 	ClientStore
 	JournalStore
@@ -434,6 +442,7 @@ type WriteTx interface {
 
 	TriggerTx
 	ClientTx
+	RootCountTx
 }
 
 // BatchAppender is implemented by write transactions that append several

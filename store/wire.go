@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -59,8 +60,44 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// MarshalJSON writes the wire row with ts in TimeLayout.
-func (r Row) MarshalJSON() ([]byte, error) { return marshal(r.wire()) }
+// MarshalJSON writes the wire row with ts in TimeLayout. A row whose
+// strings and payload are plain (see Record.MarshalJSON) is written
+// directly, byte for byte as encoding/json writes it.
+func (r Row) MarshalJSON() ([]byte, error) {
+	if b, ok := r.appendPlain(make([]byte, 0, 128+len(r.Payload))); ok {
+		return b, nil
+	}
+	return marshal(r.wire())
+}
+
+// appendPlain appends the row's JSON when its strings, payload and ts
+// are plain; false when one is not, and then the bytes appended are
+// meaningless.
+func (r *Row) appendPlain(b []byte) ([]byte, bool) {
+	if !plain(r.Actor) || !plain(r.Op) || !plain(r.EntityID) || !plain(r.Type) || !plainTime(r.TS) ||
+		(r.Payload != nil && !plainRaw(r.Payload)) {
+		return b, false
+	}
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	b = append(b, `,"ts":`...)
+	b = AppendTime(b, r.TS)
+	b = append(b, `,"actor":"`...)
+	b = append(b, r.Actor...)
+	b = append(b, `","op":"`...)
+	b = append(b, r.Op...)
+	b = append(b, `","entityId":"`...)
+	b = append(b, r.EntityID...)
+	b = append(b, `","type":"`...)
+	b = append(b, r.Type...)
+	b = append(b, `","payload":`...)
+	if len(r.Payload) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.Payload...)
+	}
+	return append(b, '}'), true
+}
 
 // MarshalJSON writes the commit: its wire row's fields, then changes,
 // receipt and provenance. (Commit embeds Row, so it must not inherit
@@ -79,12 +116,21 @@ func (c Commit) MarshalJSON() ([]byte, error) {
 // receipt and provenance as they are (they were stored compact, by the
 // encoder that writes Commit; an empty one is null).
 func (c RawCommit) MarshalJSON() ([]byte, error) {
-	row, err := marshal(c.wire())
-	if err != nil {
-		return nil, err
+	return c.appendJSON(make([]byte, 0, 256+len(c.Payload)+len(c.Changes)+len(c.Receipt)+len(c.Provenance)))
+}
+
+// appendJSON appends MarshalJSON's bytes to b.
+func (c *RawCommit) appendJSON(b []byte) ([]byte, error) {
+	start := len(b)
+	b, ok := c.Row.appendPlain(b)
+	if !ok {
+		row, err := marshal(c.wire())
+		if err != nil {
+			return nil, err
+		}
+		b = append(b[:start], row...)
 	}
-	b := make([]byte, 0, len(row)+len(c.Changes)+len(c.Receipt)+len(c.Provenance)+48)
-	b = append(b, row[:len(row)-1]...)
+	b = b[:len(b)-1]
 	b = appendRawField(b, `,"changes":`, c.Changes)
 	b = appendRawField(b, `,"receipt":`, c.Receipt)
 	b = appendRawField(b, `,"provenance":`, c.Provenance)
@@ -95,11 +141,16 @@ func (c RawCommit) MarshalJSON() ([]byte, error) {
 // characters and U+2028/U+2029 escaped), without encoding/json's second
 // pass over the bytes: the stored JSON is compact already.
 func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
-	j, err := c.MarshalJSON()
+	start := len(b)
+	b, err := c.appendJSON(b)
 	if err != nil {
 		return nil, err
 	}
-	return AppendHTMLSafe(b, j), nil
+	if !needsHTMLEscape(b[start:]) {
+		return b, nil
+	}
+	j := slices.Clone(b[start:])
+	return AppendHTMLSafe(b[:start], j), nil
 }
 
 // AppendHTMLSafe appends compact JSON j with <, >, &, U+2028 and U+2029

@@ -37,11 +37,15 @@ func mustEnv(opts ...cel.EnvOption) *cel.Env {
 
 // Subject is what a trigger judges: a wire row, the entity after the change
 // (nil after a delete and on engine rows) and before it (nil on
-// creation).
+// creation). A Subject of SubjectOfRaw holds the commit's stored changes
+// instead, decoded for Entity and Before only when a program reads one.
 type Subject struct {
 	Row    *store.Row
 	Entity *store.Record
 	Before *store.Record
+	// raw, when set, is the commit whose primary change gives Entity and
+	// Before on first use.
+	raw *store.RawCommit
 }
 
 // Outcome is one evaluation's verdict: StanceMatched, StanceNotMatched
@@ -59,7 +63,10 @@ type Program struct {
 	// bounded: costBound proves the runtime cost within the limit, so
 	// the program runs without a cost tracker (see cost.go, index.go).
 	bounded bool
-	guards  []guard
+	// bound is the most one evaluation can cost: costBound's proof when
+	// bounded, else the limit the cost tracker enforces.
+	bound  uint64
+	guards []guard
 }
 
 // Compile compiles and type-checks src, which must yield a bool (or dyn,
@@ -83,9 +90,10 @@ func compile(field, src string, limit uint64) (*Program, error) {
 	}
 	expr := ast.NativeRep().Expr()
 	bound, finite := costBound(expr)
-	p := &Program{src: src, bounded: finite && bound <= limit}
+	p := &Program{src: src, bounded: finite && bound <= limit, bound: bound}
 	opts := []cel.ProgramOption{}
 	if !p.bounded {
+		p.bound = limit
 		opts = append(opts, cel.CostLimit(limit))
 	}
 	prg, err := env.Program(ast, opts...)
@@ -108,6 +116,11 @@ func compileError(field string, iss *cel.Issues) error {
 	return fieldError(field, "line %d, column %d: %s", line, col, msg).
 		With("position", map[string]int{"line": line, "column": col})
 }
+
+// CostBound returns the most one evaluation of the program can cost in
+// CEL cost units: the static bound when it is proven, else the cost
+// limit it runs under.
+func (p *Program) CostBound() uint64 { return p.bound }
 
 // String returns the expression's source.
 func (p *Program) String() string { return p.src }

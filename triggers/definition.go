@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 )
 
@@ -33,6 +34,9 @@ const (
 	// MaxCausalityCap is the space default depth cap; a trigger may only
 	// lower it (1..MaxCausalityCap; 0 means the space default).
 	MaxCausalityCap = 16
+	// MaxCausalBudget is the space default causal budget; a trigger may
+	// only lower it (1..MaxCausalBudget; 0 means the space default).
+	MaxCausalBudget = causality.DefaultBudget
 	// MaxConcurrency bounds delivery.concurrency.
 	MaxConcurrency = 1024
 	// MaxAttemptsLimit bounds delivery.maxAttempts.
@@ -72,7 +76,11 @@ type Trigger struct {
 	Coalesce bool `json:"coalesce"`
 	// CausalityCap lowers the space's depth cap for this trigger's
 	// deliveries; 0 means the space default.
-	CausalityCap int            `json:"causalityCap,omitempty"`
+	CausalityCap int `json:"causalityCap,omitempty"`
+	// CausalBudget lowers the space's causal budget (the rows one root
+	// write may cause in all) for this trigger's deliveries; 0 means the
+	// space default.
+	CausalBudget int            `json:"causalBudget,omitempty"`
 	Delivery     DeliveryPolicy `json:"delivery"`
 }
 

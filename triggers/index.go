@@ -253,8 +253,35 @@ func (x *Index) Len() int { return len(x.entries) }
 // Match does not judge echo, coalescing, start or cursors: that is the
 // evaluator's work.
 func (x *Index) Match(in Subject) []Result {
+	out, _ := x.MatchWithin(in, nil)
+	return out
+}
+
+// Budget bounds the judging of a run of rows through MatchWithin: the
+// candidates (triggers a row reaches past the prefilter and guards) and
+// the CEL cost their programs may charge (each candidate's CostBound,
+// taken before it runs). Both count down.
+type Budget struct {
+	Candidates int
+	Cost       uint64
+}
+
+// charge takes one candidate of cost c; false when the budget cannot pay.
+func (b *Budget) charge(c uint64) bool {
+	if b.Candidates <= 0 || c > b.Cost {
+		return false
+	}
+	b.Candidates--
+	b.Cost -= c
+	return true
+}
+
+// MatchWithin is Match charging every candidate to b before judging it
+// (nil b: no bound). ok false means the budget ran out on this row: the
+// answer is incomplete and must be dropped.
+func (x *Index) MatchWithin(in Subject, b *Budget) (out []Result, ok bool) {
 	if in.Row == nil {
-		return nil
+		return nil, true
 	}
 	vars := newVars(in)
 	m := &matcher{x: x, vars: vars, paths: make([]pathVal, len(x.paths))}
@@ -264,17 +291,27 @@ func (x *Index) Match(in Subject) []Result {
 	}
 	cands = m.candidates(x.wildcard, cands)
 	slices.Sort(cands)
-	var out []Result
 	for _, id := range cands {
 		e := x.entries[id]
 		if !e.admits(in.Row) || m.skip(e) {
 			continue
 		}
+		if b != nil && !b.charge(e.cost()) {
+			return nil, false
+		}
 		if r, ok := judge(e, vars); ok {
 			out = append(out, r)
 		}
 	}
-	return out
+	return out, true
+}
+
+// cost is the most judging e once can cost (1 without a program).
+func (e *entry) cost() uint64 {
+	if e.prg == nil {
+		return 1
+	}
+	return e.prg.CostBound()
 }
 
 // matchNaive judges in with every indexed trigger's prefilter and

@@ -164,16 +164,26 @@ func SubjectOf(c *store.Commit) Subject {
 	return in
 }
 
+// SubjectOfRaw is SubjectOf for a commit as stored: its changes are decoded
+// only when a program reads entity or before (a row judged on `row`
+// alone, or left out by the prefilter and guards, never decodes them),
+// to the snapshots SubjectOf gives for the decoded commit. Changes that do
+// not decode make entity and before errors wrapping ErrBadInput.
+func SubjectOfRaw(c *store.RawCommit) Subject { return Subject{Row: &c.Row, raw: c} }
+
 // PrimaryChange returns the change of the commit's primary entity (the
 // row's type and id), else its first change; nil when it has none.
-func PrimaryChange(c *store.Commit) *store.Change {
-	for i := range c.Changes {
-		if c.Changes[i].Type == c.Type && c.Changes[i].ID == c.EntityID {
-			return &c.Changes[i]
+func PrimaryChange(c *store.Commit) *store.Change { return primaryChange(&c.Row, c.Changes) }
+
+// primaryChange is PrimaryChange over a row and its commit's changes.
+func primaryChange(r *store.Row, changes []store.Change) *store.Change {
+	for i := range changes {
+		if changes[i].Type == r.Type && changes[i].ID == r.EntityID {
+			return &changes[i]
 		}
 	}
-	if len(c.Changes) > 0 {
-		return &c.Changes[0]
+	if len(changes) > 0 {
+		return &changes[0]
 	}
 	return nil
 }

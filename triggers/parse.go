@@ -26,6 +26,7 @@ type (
 		Echo         bool            `json:"echo"`
 		Coalesce     bool            `json:"coalesce"`
 		CausalityCap int             `json:"causalityCap"`
+		CausalBudget int             `json:"causalBudget"`
 		Delivery     json.RawMessage `json:"delivery"`
 	}
 	sourceDoc struct {
@@ -78,7 +79,7 @@ func ParseTrigger(name string, raw []byte) (*Trigger, error) {
 		return nil, fieldError("name", "body names %q but the URL names %q", *doc.Name, name)
 	}
 	t := &Trigger{Name: name, Function: doc.Function, Enabled: true,
-		Echo: doc.Echo, Coalesce: doc.Coalesce, CausalityCap: doc.CausalityCap}
+		Echo: doc.Echo, Coalesce: doc.Coalesce, CausalityCap: doc.CausalityCap, CausalBudget: doc.CausalBudget}
 	if doc.Enabled != nil {
 		t.Enabled = *doc.Enabled
 	}
@@ -87,6 +88,7 @@ func ParseTrigger(name string, raw []byte) (*Trigger, error) {
 		func() error { return checkFunction(t.Function) },
 		func() error { return parseStart(doc.Start, &t.Start) },
 		func() error { return checkCap(t.CausalityCap) },
+		func() error { return checkBudget(t.CausalBudget) },
 		func() error { return parseDelivery(doc.Delivery, &t.Delivery) },
 	}
 	for _, step := range steps {
@@ -110,6 +112,13 @@ func checkFunction(name string) error {
 func checkCap(c int) error {
 	if c < 0 || c > MaxCausalityCap {
 		return fieldError("causalityCap", "must be 1..%d (0 or absent: the space default), not %d", MaxCausalityCap, c)
+	}
+	return nil
+}
+
+func checkBudget(b int) error {
+	if b < 0 || b > MaxCausalBudget {
+		return fieldError("causalBudget", "must be 1..%d (0 or absent: the space default), not %d", MaxCausalBudget, b)
 	}
 	return nil
 }

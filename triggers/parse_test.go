@@ -36,7 +36,7 @@ func TestParseTriggerFields(t *testing.T) {
 		"actors": ["owner"], "excludeActors": ["bot", "engine"],
 		"when": "entity != null && entity.properties.status == 'done'"}},
 		"function": "stamp-completed", "enabled": false, "start": "4190",
-		"echo": true, "coalesce": true, "causalityCap": 4,
+		"echo": true, "coalesce": true, "causalityCap": 4, "causalBudget": 200,
 		"delivery": {"ordering": "none", "concurrency": 8, "maxAttempts": 3,
 			"backoff": {"initial": "500ms", "max": "1h"}, "timeout": "1m30s"}}`
 	tr, err := ParseTrigger("stamp", []byte(body))
@@ -59,6 +59,7 @@ func TestParseTriggerFields(t *testing.T) {
 		{"echo", tr.Echo, true},
 		{"coalesce", tr.Coalesce, true},
 		{"causalityCap", tr.CausalityCap, 4},
+		{"causalBudget", tr.CausalBudget, 200},
 		{"ordering", tr.Delivery.Ordering, OrderingNone},
 		{"concurrency", tr.Delivery.Concurrency, 8},
 		{"maxAttempts", tr.Delivery.MaxAttempts, 3},
@@ -179,6 +180,8 @@ func TestParseTriggerErrors(t *testing.T) {
 		{"start object", `{` + ok + `, "start": {}}`, "start"},
 		{"cap high", `{` + ok + `, "causalityCap": 17}`, "causalityCap"},
 		{"cap negative", `{` + ok + `, "causalityCap": -1}`, "causalityCap"},
+		{"budget high", `{` + ok + `, "causalBudget": 1001}`, "causalBudget"},
+		{"budget negative", `{` + ok + `, "causalBudget": -1}`, "causalBudget"},
 		{"ordering", `{` + ok + `, "delivery": {"ordering": "fifo"}}`, "delivery.ordering"},
 		{"concurrency zero", `{` + ok + `, "delivery": {"concurrency": 0}}`, "delivery.concurrency"},
 		{"concurrency high", `{` + ok + `, "delivery": {"concurrency": 5000}}`, "delivery.concurrency"},

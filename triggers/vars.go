@@ -25,6 +25,8 @@ var ErrBadInput = errors.New("bad trigger input")
 type vars struct {
 	in                  Subject
 	row, entity, before ref.Val
+	// bad is why in.raw's changes did not decode (see records).
+	bad error
 }
 
 var _ interpreter.Activation = (*vars)(nil)
@@ -41,16 +43,34 @@ func (v *vars) ResolveName(name string) (any, bool) {
 		return v.row, true
 	case "entity":
 		if v.entity == nil {
-			v.entity = recordValue("entity", v.in.Entity)
+			v.entity = v.record("entity", func(in *Subject) *store.Record { return in.Entity })
 		}
 		return v.entity, true
 	case "before":
 		if v.before == nil {
-			v.before = recordValue("before", v.in.Before)
+			v.before = v.record("before", func(in *Subject) *store.Record { return in.Before })
 		}
 		return v.before, true
 	}
 	return nil, false
+}
+
+// record returns the CEL value of the record pick chooses, decoding the
+// raw commit's changes first (once) when the Subject holds them.
+func (v *vars) record(name string, pick func(*Subject) *store.Record) ref.Val {
+	if raw := v.in.raw; raw != nil {
+		v.in.raw = nil
+		changes, err := raw.DecodeChanges()
+		if err != nil {
+			v.bad = err
+		} else if ch := primaryChange(&raw.Row, changes); ch != nil {
+			v.in.Entity, v.in.Before = ch.After, ch.Before
+		}
+	}
+	if v.bad != nil {
+		return types.WrapErr(fmt.Errorf("%w: %s: %w", ErrBadInput, name, v.bad))
+	}
+	return recordValue(name, pick(&v.in))
 }
 
 // Parent implements interpreter.Activation.

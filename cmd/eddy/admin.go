@@ -19,7 +19,7 @@ func (a *app) typesCommand() *cobra.Command {
 	return group(&cobra.Command{
 		Use:   "types",
 		Short: "Manage type definitions",
-	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.typesGetCommand(), a.typesDeleteCommand())
+	}, a.typesApplyCommand("apply"), a.typesListCommand(), a.definitionGetCommand("types", "type"), a.typesDeleteCommand())
 }
 
 func (a *app) typesApplyCommand(use string) *cobra.Command {
@@ -136,27 +136,34 @@ func (a *app) typesListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.show(view{value: map[string]any{"types": orEmpty(tds)}, kind: "type"}, false)
+			return a.show(view{value: map[string]any{"types": orEmpty(tds)}, kind: "type", table: typeTable(tds)}, false)
 		}),
 	}
 }
 
-func (a *app) typesGetCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "get NAME",
-		Short: "Print a type definition",
-		Args:  exactArgs("NAME"),
-		RunE: action(func(cmd *cobra.Command, args []string) error {
-			c, err := a.connect()
-			if err != nil {
-				return err
+// typeTable is the table of type definitions.
+func typeTable(tds []client.TypeDef) func(io.Writer, bool) {
+	return func(tw io.Writer, wide bool) {
+		head := "NAME\tSTRICT\tPROPERTIES\tSTATES"
+		if wide {
+			head += "\tCONFLICT GROUPS\tACCESS\tUPDATED (UTC)"
+		}
+		fmt.Fprintln(tw, head)
+		for _, td := range tds {
+			var d client.TypeDefinition
+			_ = json.Unmarshal(td.Def, &d) // the server's own definition; a part it cannot show is "-"
+			line := fmt.Sprintf("%s\t%v\t%s\t%s", td.Type, d.Strict, cell(orDash(strings.Join(slices.Sorted(maps.Keys(d.Properties)), ",")), 60),
+				orDash(strings.Join(slices.Sorted(maps.Keys(d.States)), ",")))
+			if wide {
+				access := "-"
+				if d.Access != nil {
+					access = d.Access.Read
+				}
+				line += "\t" + orDash(strings.Join(slices.Sorted(maps.Keys(d.ConflictGroups)), ",")) + "\t" + access +
+					"\t" + td.UpdatedAt.UTC().Format("2006-01-02 15:04:05")
 			}
-			td, err := c.sp.GetType(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.show(view{value: td, kind: "type"}, false)
-		}),
+			fmt.Fprintln(tw, line)
+		}
 	}
 }
 
@@ -235,7 +242,7 @@ func (a *app) createToken(cmd *cobra.Command, req tokenRequest, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	if asJSON || a.output != "" {
+	if asJSON || a.formatted() {
 		return a.show(view{value: out, kind: "token"}, asJSON)
 	}
 	fmt.Fprintf(a.stdout, "id:    %s\ntoken: %s\n", out.ID, out.Token)

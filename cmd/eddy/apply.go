@@ -129,7 +129,7 @@ func (a *app) apply(cmd *cobra.Command, f applyFlags, sections []applySection) e
 	if err != nil {
 		return in.locate(err)
 	}
-	if a.output != "" {
+	if a.formatted() {
 		return a.show(view{value: ans, kind: "definition"}, false)
 	}
 	diff := cmd.Name() == "diff"
@@ -205,7 +205,8 @@ func (a *app) exportCommand() *cobra.Command {
 'eddy apply -f', every definition is unchanged, and exporting again writes the
 same bytes. Secret values are never written: a webhook secret read from the
 server's environment shows as {fromEnv: NAME}; one set by value is left out
-(declare it with fromEnv to keep it in git).`,
+(declare it with fromEnv to keep it in git). -o json (or --jq) prints the
+same document as JSON.`,
 		Example: `  eddy export > eddy.yaml
   eddy export -f eddy.yaml && git diff eddy.yaml`,
 		Args: noArgs,
@@ -217,6 +218,9 @@ server's environment shows as {fromEnv: NAME}; one set by value is left out
 			doc, err := c.sp.Export(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if a.formatted() && a.output != outYAML && out == "" {
+				return a.show(view{value: doc, names: definitionNames(doc)}, false) // -o json, --jq: the same document
 			}
 			y, err := exportYAML(doc)
 			if err != nil {
@@ -231,6 +235,18 @@ server's environment shows as {fromEnv: NAME}; one set by value is left out
 	}
 	cmd.Flags().StringVarP(&out, "file", "f", "", "write to this file instead of standard output")
 	return cmd
+}
+
+// definitionNames are kind/name of every definition of doc, in apply
+// order (-o name of an export).
+func definitionNames(doc client.Definitions) []string {
+	var names []string
+	for _, sec := range applySections {
+		for _, name := range slices.Sorted(maps.Keys(doc[sec.key])) {
+			names = append(names, sec.kind+"/"+name)
+		}
+	}
+	return names
 }
 
 // exportYAML renders an export as YAML, sections in apply order, empty

@@ -190,6 +190,22 @@ func TestExportRoundTrips(t *testing.T) {
 	if again := s.run(t, "export").ok(t).stdout; again != first {
 		t.Fatalf("export after apply differs:\n%s\nfirst:\n%s", again, first)
 	}
+
+	// -o yaml is the export itself; -o json and --jq the same document.
+	if y := s.run(t, "export", "-o", "yaml").ok(t).stdout; y != first {
+		t.Fatalf("export -o yaml differs:\n%s", y)
+	}
+	js := s.run(t, "export", "-o", "json").ok(t).stdout
+	if r := s.runWith(t, cliOptions{stdin: js}, "apply", "-f", "-").ok(t); strings.Contains(r.stdout, " changed") || strings.Contains(r.stdout, " created") {
+		t.Fatalf("applying export -o json changed something:\n%s", r.stdout)
+	}
+	if out := s.run(t, "export", "--jq", ".views | keys[]").ok(t).stdout; out != "open\n" {
+		t.Fatalf("export --jq = %q", out)
+	}
+	names := s.run(t, "export", "-o", "name").ok(t).stdout
+	if !strings.HasPrefix(names, "type/") || !strings.Contains(names, "\nview/open\n") {
+		t.Fatalf("export -o name:\n%s", names)
+	}
 }
 
 // TestApplySecretFromEnv sets a process environment variable the in-process
@@ -203,7 +219,7 @@ func TestApplySecretFromEnv(t *testing.T) {
 	if !strings.Contains(out, "fromEnv: EDDY_TEST_HOOK_SECRET") || strings.Contains(out, "whsec_") {
 		t.Fatalf("export:\n%s", out)
 	}
-	if got := s.run(t, "functions", "get", "hook").ok(t).stdout; strings.Contains(got, "whsec_") || !strings.Contains(got, `"fromEnv": "EDDY_TEST_HOOK_SECRET"`) {
+	if got := s.run(t, "functions", "get", "hook", "-o", "yaml").ok(t).stdout; strings.Contains(got, "whsec_") || !strings.Contains(got, "fromEnv: EDDY_TEST_HOOK_SECRET") {
 		t.Fatalf("functions get:\n%s", got)
 	}
 	if r := s.runWith(t, cliOptions{stdin: out}, "apply", "-f", "-").ok(t); r.stdout != "function hook unchanged\n" {

@@ -150,7 +150,7 @@ func (a *app) backtest(cmd *cobra.Command, name string, f backtestFlags) error {
 		}
 		lo = r.To
 	}
-	if f.asJSON || a.output != "" {
+	if f.asJSON || a.formatted() {
 		return a.show(view{value: total, kind: "trigger", names: []string{name}}, f.asJSON)
 	}
 	return a.printBacktest(total)

@@ -20,8 +20,10 @@ func (a *app) causesCommand() *cobra.Command {
 		Short: "Walk a row's causal chain to its root; needs log:read",
 		Long: `Print the causal chain of a changelog row: the row itself, the row whose
 trigger delivery wrote it, and so on down to the root (depth 0, an API write
-or an engine row). A cause pruned below the horizon ends the chain. Needs an
-admin token or one with the log:read scope.`,
+or an engine row). The root's line says how many rows it has caused so far
+against the space's causal budget, and the depth cap. A cause pruned below
+the horizon ends the chain. Needs an admin token or one with the log:read
+scope.`,
 		Example: `  eddy causes 4190
   eddy causes 4190 --json`,
 		Args: exactArgs("SEQ"),
@@ -53,19 +55,20 @@ func (a *app) causes(cmd *cobra.Command, seq int64, asJSON bool) error {
 	return a.show(view{value: ans, kind: "change", names: names, table: func(tw io.Writer, _ bool) {
 		fmt.Fprintln(tw, "SEQ\tDEPTH\tTRIGGER\tDELIVERY\tCAUSE")
 		for i, l := range ans.Chain {
-			fmt.Fprintln(tw, causeLine(l, i == len(ans.Chain)-1))
+			fmt.Fprintln(tw, causeLine(l, i == len(ans.Chain)-1, ans))
 		}
 	}}, asJSON)
 }
 
-// causeLine is one table line: the link and what caused it.
-func causeLine(l causeLink, last bool) string {
+// causeLine is one table line: the link and what caused it; the root's
+// says what it has caused against the causal budget and the depth cap.
+func causeLine(l causeLink, last bool, ans client.Causes) string {
 	if l.Pruned {
 		return fmt.Sprintf("%d\t-\t-\t-\tpruned (below the horizon)", l.Seq)
 	}
 	cause := "caused by the next row"
 	if last {
-		cause = "root"
+		cause = fmt.Sprintf("root: caused %d of budget %d rows, depth cap %d", ans.RootRows, ans.Budget, ans.Cap)
 	}
 	return fmt.Sprintf("%d\t%d\t%s\t%s\t%s", l.Seq, l.Depth, orDash(cell(l.Trigger, 32)), orDash(cell(l.Delivery, 32)), cause)
 }

@@ -46,7 +46,7 @@ func newChainServer(t *testing.T) (*testServer, *eddy.Eddy) {
 	s.put(t, "", `{"n": 0}`)
 	for i, d := range []causality.Effect{
 		{Trigger: "stamp", ID: "d1", Cause: causality.Cause{Seq: 1, Depth: 0}},
-		{Trigger: "relay", ID: "d2", Cause: causality.Cause{Seq: 2, Depth: 1}},
+		{Trigger: "relay", ID: "d2", Cause: causality.Cause{Seq: 2, Depth: 1, Root: 1}},
 	} {
 		tok, err := causality.Mint(key, d.Claims(eddy.DefaultSpace, time.Now().Add(time.Hour)))
 		if err != nil {
@@ -87,7 +87,7 @@ func TestCauses(t *testing.T) {
 	want := [][]string{
 		{"3", "2", "relay", "d2", "caused by the next row"},
 		{"2", "1", "stamp", "d1", "caused by the next row"},
-		{"1", "0", "-", "-", "root"},
+		{"1", "0", "-", "-", "root: caused 2 of budget 1000 rows, depth cap 16"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("table rows = %q", rows)
@@ -99,7 +99,8 @@ func TestCauses(t *testing.T) {
 	}
 
 	ans := decodeOne[client.Causes](t, s.run(t, "causes", "2", "--json").ok(t).stdout)
-	if ans.Seq != 2 || len(ans.Chain) != 2 || ans.Chain[0].Trigger != "stamp" || ans.Chain[1].Depth != 0 {
+	if ans.Seq != 2 || len(ans.Chain) != 2 || ans.Chain[0].Trigger != "stamp" || ans.Chain[1].Depth != 0 ||
+		ans.Root != 1 || ans.RootRows != 2 || ans.Budget != causality.DefaultBudget || ans.Cap != causality.DefaultCap {
 		t.Fatalf("--json = %+v", ans)
 	}
 

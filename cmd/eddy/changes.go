@@ -269,7 +269,7 @@ type rowTable struct {
 }
 
 func (a *app) newRowTable(asJSON bool) *rowTable {
-	return &rowTable{a: a, json: asJSON && a.output == "", tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
+	return &rowTable{a: a, json: asJSON && !a.formatted(), tw: tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)}
 }
 
 // page prints one page.
@@ -277,7 +277,7 @@ func (t *rowTable) page(page any, rows []row) error {
 	if t.json {
 		return t.a.printValue(page)
 	}
-	if t.a.output != "" {
+	if t.a.formatted() {
 		t.rows = append(t.rows, rows...)
 		return nil
 	}
@@ -294,7 +294,7 @@ func (t *rowTable) page(page any, rows []row) error {
 
 // flush ends the table (with -o: prints the gathered rows, once).
 func (t *rowTable) flush() {
-	if t.a.output != "" && t.rows != nil {
+	if t.a.formatted() && t.rows != nil {
 		rows := t.rows
 		t.rows = nil
 		names := make([]string, len(rows))

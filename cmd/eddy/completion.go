@@ -33,7 +33,7 @@ func (a *app) completions() map[string]nameLister {
 		"views watch": views, "views backtest": views,
 		"deliveries retry": deliveries, "deliveries release": deliveries, "deliveries discard": deliveries,
 	}
-	for _, op := range []string{"get", "enable", "disable", "reset", "replay", "backtest", "run", "delete"} {
+	for _, op := range []string{"get", "describe", "enable", "disable", "reset", "replay", "backtest", "run", "delete"} {
 		m["triggers "+op] = triggers
 	}
 	return m

@@ -88,6 +88,7 @@ views: {open: {version: v1, types: [task], filter: {cel: "true"}}}
 		want string
 	}{
 		{[]string{"triggers", "get", ""}, "on-task\nother\n"},
+		{[]string{"triggers", "describe", "o"}, "on-task\nother\n"},
 		{[]string{"triggers", "replay", "o"}, "on-task\nother\n"},
 		{[]string{"triggers", "disable", "on"}, "on-task\n"},
 		{[]string{"functions", "test", ""}, "stamp\n"},

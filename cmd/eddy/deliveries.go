@@ -80,7 +80,7 @@ func (a *app) listDeliveries(cmd *cobra.Command, f deliveryListFlags) error {
 		if err != nil {
 			return err
 		}
-		if f.asJSON && a.output == "" {
+		if f.asJSON && !a.formatted() {
 			if err := a.printValue(page); err != nil { // one document per page
 				return err
 			}
@@ -95,7 +95,7 @@ func (a *app) listDeliveries(cmd *cobra.Command, f deliveryListFlags) error {
 		}
 		p.After = page.Next
 	}
-	if f.asJSON && a.output == "" {
+	if f.asJSON && !a.formatted() {
 		return nil
 	}
 	return a.show(view{value: client.DeliveryPage{Deliveries: orEmpty(all)}, kind: "delivery", table: deliveryTable(all)}, false)
@@ -150,8 +150,8 @@ func (a *app) deliveryOpCommand(op, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON || a.output != "" {
-				return a.show(view{value: d, kind: "delivery"}, asJSON)
+			if asJSON || a.formatted() {
+				return a.show(view{value: d, kind: "delivery", table: deliveryTable([]deliveryInfo{d})}, asJSON)
 			}
 			fmt.Fprintf(a.stdout, "delivery %s: %s (attempts %d, seq %d, %s/%s)\n", d.ID, d.Status, d.Attempts, d.Seq, d.Entity.Type, d.Entity.ID)
 			return nil

@@ -61,7 +61,7 @@ func (a *app) bulkDeliveries(cmd *cobra.Command, req bulkRequest, yes, asJSON bo
 	if err != nil {
 		return err
 	}
-	asJSON = asJSON || a.output != ""
+	asJSON = asJSON || a.formatted()
 	post := func(r bulkRequest) (bulkResult, error) {
 		out, err := c.sp.BulkDeliveries(cmd.Context(), r)
 		if err != nil {

@@ -203,7 +203,7 @@ func (a *app) getCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.show(view{value: rec, kind: "entity", names: entityNames(&rec)}, false)
+			return a.show(view{value: rec, kind: "entity", names: entityNames(&rec), table: recordTable([]client.Record{rec}), wideOnly: true}, false)
 		}),
 	}
 }
@@ -249,7 +249,7 @@ func (a *app) list(cmd *cobra.Command, typ string, o listOptions) error {
 		if err != nil {
 			return err
 		}
-		if a.output == "" {
+		if !a.formatted() {
 			for _, it := range page.Items {
 				if err := a.printLine(it); err != nil {
 					return err
@@ -266,7 +266,7 @@ func (a *app) list(cmd *cobra.Command, typ string, o listOptions) error {
 		}
 		p.After = page.Next
 	}
-	if a.output == "" {
+	if !a.formatted() {
 		return nil
 	}
 	return a.show(view{value: map[string]any{"items": orEmpty(all)}, kind: "entity", names: recordNames(all), table: recordTable(all)}, false)
@@ -281,7 +281,7 @@ func recordNames(rs []client.Record) []string {
 	return out
 }
 
-// recordTable is the -o wide table of records.
+// recordTable is the -o wide table of records (for get and list alike).
 func recordTable(rs []client.Record) func(io.Writer, bool) {
 	return func(w io.Writer, wide bool) {
 		if wide {

@@ -73,7 +73,7 @@ func (a *app) fence(cmd *cobra.Command, seq int64, f fenceFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.asJSON || a.output != "" {
+	if f.asJSON || a.formatted() {
 		if err := a.show(view{value: ans, kind: "change", names: []string{strconv.FormatInt(ans.Seq, 10)}}, f.asJSON); err != nil {
 			return err
 		}

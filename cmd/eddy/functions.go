@@ -120,12 +120,15 @@ the request a webhook would be sent (not sent; the signature is not shown).
 	return cmd
 }
 
-// definitionGetCommand is `eddy functions|triggers get NAME`.
+// definitionGetCommand is `eddy types|functions|views get NAME`.
 func (a *app) definitionGetCommand(collection, kind string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get NAME",
-		Short: "Print a " + kind + " definition",
-		Args:  exactArgs("NAME"),
+		Short: "Print a " + kind + ": its row of the list's table (-o yaml for the definition)",
+		Long: "Print the " + kind + ` NAME as its row of the list's table, the same columns
+(-o wide: the wide ones); -o yaml or -o json prints the definition, as one
+element of the list's.`,
+		Args: exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect()
 			if err != nil {
@@ -135,14 +138,17 @@ func (a *app) definitionGetCommand(collection, kind string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.show(view{value: def, kind: kind, names: []string{args[0]}, table: listRow(def), wideOnly: true}, false)
+			return a.show(view{value: def, kind: kind, names: []string{args[0]}, table: listRow(def)}, false)
 		}),
 	}
 }
 
-// listRow is the row of one definition in its list's table (-o wide).
+// listRow is the row of one definition in its list's table (so get and
+// list print the same columns, and -o wide the same wide ones).
 func listRow(def any) func(io.Writer, bool) {
 	switch d := def.(type) {
+	case client.TypeDef:
+		return typeTable([]client.TypeDef{d})
 	case client.Function:
 		return functionTable([]client.Function{d})
 	case client.TriggerInfo:

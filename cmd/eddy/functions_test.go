@@ -70,7 +70,7 @@ func TestFunctionsCommands(t *testing.T) {
 	if strings.Contains(list, "whsec_") || !strings.Contains(list, `"functions"`) {
 		t.Fatalf("functions list --json = %s", list)
 	}
-	got := decodeOne[map[string]any](t, s.run(t, "functions", "get", "hook").ok(t).stdout)
+	got := decodeOne[map[string]any](t, s.run(t, "functions", "get", "hook", "-o", "json").ok(t).stdout)
 	if got["kind"] != "webhook" || got["secret"] != nil {
 		t.Fatalf("functions get = %v", got)
 	}

@@ -267,7 +267,7 @@ func (a *app) journalState(ctx context.Context, ids []store.EntityKey, asJSON bo
 	out := struct {
 		Results []client.JournalState `json:"results"`
 	}{orEmpty(results)}
-	if asJSON || a.output != "" {
+	if asJSON || a.formatted() {
 		return a.show(view{value: out, kind: "entity"}, asJSON)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

@@ -347,7 +347,7 @@ func TestTypesApply(t *testing.T) {
 			Strict bool `json:"strict"`
 		} `json:"definition"`
 	}
-	td := decodeOne[typeDef](t, s.run(t, "types", "get", "task").ok(t).stdout)
+	td := decodeOne[typeDef](t, s.run(t, "types", "get", "task", "-o", "json").ok(t).stdout)
 	if td.Type != "task" || !td.Definition.Strict {
 		t.Fatalf("types get = %+v", td)
 	}
@@ -361,7 +361,7 @@ func TestTypesApply(t *testing.T) {
 	s.run(t, "types", "get", "label").ok(t)
 	s.run(t, "types", "get", "nothing").fails(t, exitError, "error: not_found: ")
 
-	list := s.run(t, "types", "list").ok(t).stdout
+	list := s.run(t, "types", "list", "-o", "json").ok(t).stdout
 	for _, name := range []string{`"label"`, `"task"`, `"user"`} {
 		if !strings.Contains(list, name) {
 			t.Errorf("types list lacks %s:\n%s", name, list)

@@ -54,16 +54,53 @@ type view struct {
 	// "name", "id" or "type" members).
 	names []string
 	// table writes the default (or, wide set, the wide) table; nil shows
-	// the value as indented JSON by default.
+	// the value as indented JSON by default. A get's table is its row of
+	// the list's table, so get and list print the same columns.
 	table func(tw io.Writer, wide bool)
 	// wideOnly keeps JSON the default and shows the table for -o wide
-	// only (one resource: its row of the list's table).
+	// only: entities, whose list prints JSON by default too.
 	wideOnly bool
 }
 
-// show prints v in the format -o asked for; asJSON (a command's legacy
-// --json flag) is -o json.
+// formatted reports whether -o or --jq asked for an output format (so a
+// command prints through show instead of its own default text).
+func (a *app) formatted() bool { return a.output != "" || a.jq != "" }
+
+// refuseFormat is the usage error of -o or --jq on a command that
+// streams without end (it has no one document to format).
+func (a *app) refuseFormat(command string) error {
+	if !a.formatted() {
+		return nil
+	}
+	return usagef("%s streams without end, so -o and --jq do not apply: --json prints its ndjson lines", command)
+}
+
+// checkOutput validates -o and --jq before a command runs (so a bad
+// format fails before a write, not after it).
+func (a *app) checkOutput() error {
+	if _, err := parseOutput(a.output); err != nil {
+		return err
+	}
+	if a.jq == "" {
+		return nil
+	}
+	if a.output != "" && a.output != outJSON {
+		return usagef("--jq works on the JSON output: drop -o %s", a.output)
+	}
+	_, err := parseJQ(a.jq)
+	return err
+}
+
+// show prints v in the format -o (or --jq) asked for; asJSON (a
+// command's legacy --json flag) is -o json.
 func (a *app) show(v view, asJSON bool) error {
+	if a.jq != "" {
+		code, err := parseJQ(a.jq)
+		if err != nil {
+			return err
+		}
+		return a.printJQ(code, v.value)
+	}
 	f, err := parseOutput(a.output)
 	if err != nil {
 		return err

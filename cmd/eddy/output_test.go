@@ -285,3 +285,43 @@ func TestChangesPagesPastShortFilteredPages(t *testing.T) {
 		t.Fatalf("requests (from/limit) = %v", got)
 	}
 }
+
+// TestJQ: --jq filters the JSON output of every command that prints a
+// resource like gh's --jq: a result a line, strings raw, anything else
+// compact JSON; it combines with -o json only, and a bad expression fails
+// before the command writes anything.
+func TestJQ(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	s.run(t, "put", "task", "t1", `{"title": "<b>Tom & Jerry</b>", "n": 1}`).ok(t)
+	s.run(t, "put", "task", "t2", `{"title": "two", "n": 2}`).ok(t)
+	s.runWith(t, cliOptions{stdin: "functions:\n  stamp: {kind: expr, writes: [task], code: 'patch(\"task\", entity.id, {\"a\": 1})'}\n"}, "apply", "-f", "-").ok(t)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "task", "t1", "--jq", ".properties.title"}, "<b>Tom & Jerry</b>\n"},
+		{[]string{"get", "task", "t1", "--jq", ".properties"}, `{"n":1,"title":"<b>Tom & Jerry</b>"}` + "\n"},
+		{[]string{"list", "task", "--jq", ".items[].id"}, "t1\nt2\n"},
+		{[]string{"list", "task", "--jq", "[.items[].properties.n] | add"}, "3\n"},
+		{[]string{"functions", "list", "--jq", ".functions[] | [.name, .kind]"}, `["stamp","expr"]` + "\n"},
+		{[]string{"functions", "get", "stamp", "-o", "json", "--jq", ".writes[0]"}, "task\n"},
+		{[]string{"history", "--types", "task", "--jq", ".changes | length"}, "2\n"},
+		{[]string{"put", "task", "t3", `{"title": "three"}`, "--jq", ".entity.version"}, "3\n"},
+		{[]string{"version", "--jq", ".version"}, buildVersion() + "\n"},
+	} {
+		if got := s.run(t, c.args...).ok(t).stdout; got != c.want {
+			t.Errorf("%v printed %q, want %q", c.args, got, c.want)
+		}
+	}
+	s.run(t, "functions", "list", "-o", "yaml", "--jq", ".").fails(t, exitUsage, "--jq works on the JSON output: drop -o yaml")
+	s.run(t, "put", "task", "t9", `{"title": "nine"}`, "--jq", ".[").fails(t, exitUsage, "--jq: ")
+	s.run(t, "get", "task", "t9").fails(t, exitError, "not_found")
+	s.run(t, "get", "task", "t1", "--jq", ".properties.title | error").fails(t, exitError, "--jq: ")
+
+	// Streams have no one document to format.
+	for _, args := range [][]string{{"watch", "--jq", ".id"}, {"views", "watch", "v", "--cursor", "c", "-o", "json"}, {"sync", "v", "--db", "x.db", "-o", "yaml"}} {
+		s.run(t, args...).fails(t, exitUsage, "streams without end, so -o and --jq do not apply: --json prints its ndjson lines")
+	}
+}

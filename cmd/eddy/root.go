@@ -31,6 +31,7 @@ type app struct {
 	token  string
 	space  string
 	output string
+	jq     string // --jq EXPR
 
 	// contextFlag is --context; ctx is the context in use, loaded once.
 	contextFlag string
@@ -62,7 +63,10 @@ commands talk to a running server over HTTP.`,
 	root.SetVersionTemplate("eddy {{.Version}}\n")
 	// Commands read a.space and a.server: resolve them once the flags are
 	// parsed (the flag, the environment, the context's, or the default).
-	root.PersistentPreRun = func(*cobra.Command, []string) { a.space, a.server = a.spaceName(), a.serverURL() }
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		a.space, a.server = a.spaceName(), a.serverURL()
+		return a.checkOutput()
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 
 	pf := root.PersistentFlags()
@@ -71,6 +75,7 @@ commands talk to a running server over HTTP.`,
 	pf.StringVar(&a.token, "token", "", "API token (default: env EDDY_TOKEN, else <data>/"+tokenFile+")")
 	pf.StringVar(&a.contextFlag, "context", "", "context to use (default: env EDDY_CONTEXT, else the config's current context)")
 	pf.StringVarP(&a.output, "output", "o", "", "output of commands that print resources: json, yaml, wide, name or jsonpath=TEMPLATE")
+	pf.StringVar(&a.jq, "jq", "", "filter the JSON output of commands that print resources with a jq expression (strings print raw, like gh --jq)")
 	pf.StringVar(&a.space, "space", "", "space to work in (default: env EDDY_SPACE, else "+eddy.DefaultSpace+")")
 
 	root.AddCommand(

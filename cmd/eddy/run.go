@@ -44,7 +44,7 @@ func (a *app) runTrigger(cmd *cobra.Command, name, typ, id string, asJSON bool) 
 	if err != nil {
 		return err
 	}
-	if asJSON || a.output != "" {
+	if asJSON || a.formatted() {
 		return a.show(view{value: r, kind: "delivery", names: []string{r.Delivery}}, asJSON)
 	}
 	fmt.Fprintf(a.stdout, "delivery %s (trigger %s, caused by seq %d, depth %d)\n", r.Delivery, r.Trigger, r.Seq, r.Depth)

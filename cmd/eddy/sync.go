@@ -47,6 +47,9 @@ Writes an application queued in the file (views/client's Write) are pushed
 first, unless --no-push. With --once the command stops at the head.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
+			if err := a.refuseFormat("sync"); err != nil {
+				return err
+			}
 			if f.db == "" {
 				return usagef("--db is required: the SQLite file of the replica")
 			}

@@ -166,7 +166,7 @@ func (a *app) triggerOp(cmd *cobra.Command, name, op string, send triggerOpFunc,
 		return err
 	}
 	st := triggerStatus(raw)
-	if asJSON || a.output != "" {
+	if asJSON || a.formatted() {
 		return a.show(view{value: raw, kind: "trigger", names: []string{name}}, asJSON)
 	}
 	past := map[string]string{"enable": "enabled", "disable": "disabled", "reset": "reset"}[op]
@@ -222,7 +222,7 @@ func (a *app) replay(cmd *cobra.Command, name string, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.asJSON || a.output != "" {
+	if f.asJSON || a.formatted() {
 		return a.show(view{value: raw, kind: "trigger", names: []string{name}}, f.asJSON)
 	}
 	st := triggerStatus(raw)

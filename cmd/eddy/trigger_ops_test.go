@@ -56,8 +56,8 @@ triggers:
 			t.Errorf("%v printed %q", args, r.stdout)
 		}
 	}
-	// Without an engine, get prints the definition alone.
-	got := decodeOne[map[string]any](t, s.run(t, "triggers", "get", "on-task").ok(t).stdout)
+	// Without an engine, describe prints the definition alone.
+	got := decodeOne[map[string]any](t, s.run(t, "triggers", "describe", "on-task").ok(t).stdout)
 	if got["name"] != "on-task" || got["status"] != nil {
 		t.Fatalf("triggers get = %v", got)
 	}
@@ -264,15 +264,15 @@ func TestTriggerOpsCommands(t *testing.T) {
 	head := s.head(t)
 	s.run(t, "fence", strconv.FormatInt(head, 10), "--timeout", "10s").ok(t)
 
-	out := s.run(t, "triggers", "get", "on-task").ok(t).stdout
-	wantLines(t, "triggers get", out,
+	out := s.run(t, "triggers", "describe", "on-task").ok(t).stdout
+	wantLines(t, "triggers describe", out,
 		"trigger on-task: enabled\n",
 		"  position ", fmt.Sprintf(" cursor %d, head %d, lag 0 (start 0)\n", head, head),
 		"  lease ", ", epoch 1 (expires ",
 		"  deliveries ", " succeeded 2\n",
 		"\ndefinition:\n{\n  \"name\": \"on-task\",")
 	if strings.Contains(out, `"status"`) {
-		t.Errorf("triggers get shows the status key in the definition:\n%s", out)
+		t.Errorf("triggers describe shows the status key in the definition:\n%s", out)
 	}
 	got := decodeOne[map[string]any](t, s.run(t, "triggers", "get", "on-task", "--json").ok(t).stdout)
 	if st, _ := got["status"].(map[string]any); got["name"] != "on-task" || st["cursor"] != float64(head) {

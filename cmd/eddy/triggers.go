@@ -17,6 +17,7 @@ func (a *app) triggersCommand() *cobra.Command {
 		Short: "Inspect, operate, backtest, run and delete triggers (save them with 'eddy apply')",
 	}, a.triggersListCommand(),
 		a.triggersGetCommand(),
+		a.triggersDescribeCommand(),
 		a.triggersEnableCommand(),
 		a.triggersDisableCommand(),
 		a.triggersResetCommand(),
@@ -30,11 +31,11 @@ func (a *app) triggersGetCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "get NAME",
-		Short: "Print a trigger's status at a glance and its definition",
-		Long: `Print the trigger NAME: its runtime status (enabled, cursor, head and lag,
-lease owner and epoch, delivery counts by status, the oldest open delivery)
-when the server runs the trigger engine, then its definition as JSON.
---json prints the server's answer as is (the definition with its "status").`,
+		Short: "Print a trigger: its row of the list's table (-o yaml for the definition and status)",
+		Long: `Print the trigger NAME as its row of 'eddy triggers list' (the same columns;
+-o wide: the wide ones). -o yaml or -o json (or --json) prints the server's
+answer: the definition with its runtime "status". 'eddy triggers describe
+NAME' shows the status at a glance.`,
 		Args: exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
 			c, err := a.connect()
@@ -45,14 +46,37 @@ when the server runs the trigger engine, then its definition as JSON.
 			if err != nil {
 				return err
 			}
-			if asJSON || a.output != "" || info.Status == nil {
-				return a.show(view{value: info, kind: "trigger", names: []string{args[0]}}, asJSON)
-			}
-			return a.printTrigger(info)
+			return a.show(view{value: info, kind: "trigger", names: []string{args[0]}, table: triggerTable([]client.Trigger{info.Trigger})}, asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON answer")
 	return cmd
+}
+
+func (a *app) triggersDescribeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Print a trigger's status at a glance and its definition",
+		Long: `Print the trigger NAME: its runtime status (enabled, cursor, head and lag,
+lease owner and epoch, delivery counts by status, the oldest open delivery)
+when the server runs the trigger engine, then its definition as JSON.
+-o prints the server's answer (the definition with its "status") as 'get' does.`,
+		Args: exactArgs("NAME"),
+		RunE: action(func(cmd *cobra.Command, args []string) error {
+			c, err := a.connect()
+			if err != nil {
+				return err
+			}
+			info, err := c.sp.GetTrigger(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.formatted() || info.Status == nil {
+				return a.show(view{value: info, kind: "trigger", names: []string{args[0]}}, false)
+			}
+			return a.printTrigger(info)
+		}),
+	}
 }
 
 // printTrigger prints a trigger's status above its definition.

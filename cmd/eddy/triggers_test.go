@@ -47,7 +47,7 @@ triggers:
 	if out := s.run(t, "triggers", "list", "--json").ok(t).stdout; !strings.Contains(out, `"triggers"`) {
 		t.Fatalf("triggers list --json = %s", out)
 	}
-	got := decodeOne[map[string]any](t, s.run(t, "triggers", "get", "tick").ok(t).stdout)
+	got := decodeOne[map[string]any](t, s.run(t, "triggers", "get", "tick", "-o", "json").ok(t).stdout)
 	if got["name"] != "tick" || got["enabled"] != false {
 		t.Fatalf("triggers get = %v", got)
 	}

@@ -62,7 +62,7 @@ them as an object. 'eddy --version' prints the version alone.`,
 		Args: noArgs,
 		RunE: action(func(_ *cobra.Command, _ []string) error {
 			info := map[string]string{"version": buildVersion(), "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
-			if a.output != "" {
+			if a.formatted() {
 				return a.show(view{value: info, names: []string{info["version"]}}, false)
 			}
 			_, err := fmt.Fprintf(a.stdout, "eddy %s (%s, %s)\n", info["version"], info["go"], info["platform"])

@@ -105,7 +105,7 @@ with reason epoch_changed, and clients bootstrap again from scratch.`,
 			if err != nil {
 				return err
 			}
-			if a.output != "" {
+			if a.formatted() {
 				return a.show(view{value: sp, kind: "space", names: []string{sp.Space}}, false)
 			}
 			fmt.Fprintf(a.stdout, "space %s: new epoch %s\n", c.sp.Name(), sp.Epoch)

@@ -120,7 +120,7 @@ func (a *app) backtestView(cmd *cobra.Command, name string, f viewBacktestFlags)
 		end := *total.SizeAtFrom + total.Entered - total.Left - total.Deleted
 		total.SizeAtTo = &end
 	}
-	if f.asJSON || a.output != "" {
+	if f.asJSON || a.formatted() {
 		return a.show(view{value: total, kind: "view", names: []string{name}}, f.asJSON)
 	}
 	return a.printViewBacktest(total)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,14 +19,38 @@ import (
 
 // printChanges prints a page's changes, one line each.
 func (a *app) printChanges(commits []views.Commit) {
+	writeChanges(a.stdout, commits)
+}
+
+// writeChanges writes a line per change of commits.
+func writeChanges(w io.Writer, commits []views.Commit) {
 	for _, c := range commits {
 		for _, ch := range c.Changes {
 			line := fmt.Sprintf("%d\t%s\t%s/%s@%d", c.Seq, ch.Kind, ch.Type, ch.ID, ch.Version)
 			if ch.Record != nil {
 				line += "\t" + cell(string(compact(ch.Record.Properties)), 100)
 			}
-			fmt.Fprintln(a.stdout, line)
+			fmt.Fprintln(w, line)
 		}
+	}
+}
+
+// deltaView is what -o and --jq show of delta pages: {"commits": [...],
+// "cursor": "..."}.
+func deltaView(commits []views.Commit, cursor string) view {
+	var names []string
+	for _, c := range commits {
+		for _, ch := range c.Changes {
+			names = append(names, ch.Type+"/"+ch.ID)
+		}
+	}
+	return view{
+		value: map[string]any{"commits": orEmpty(commits), "cursor": cursor},
+		kind:  "entity", names: names,
+		table: func(tw io.Writer, _ bool) {
+			fmt.Fprintln(tw, "SEQ\tKIND\tENTITY@VERSION\tPROPERTIES")
+			writeChanges(tw, commits)
+		},
 	}
 }
 
@@ -87,25 +112,54 @@ func (a *app) bootstrapView(cmd *cobra.Command, name string, f bootstrapFlags) e
 	if err != nil {
 		return resetHint(err)
 	}
+	gather := a.formatted() // -o or --jq: one document at the end
+	var all []bootstrapRecord
 	total := 0
 	for tok, n := open.Token, 1; ; n++ {
 		page, err := v.Page(cmd.Context(), tok)
 		if err != nil {
 			return resetHint(err)
 		}
-		recs, err := a.printPage(page, f.asJSON)
+		recs, err := pageRecords(page)
 		if err != nil {
 			return err
 		}
-		total += recs
-		fmt.Fprintf(a.stderr, "page %d: %d records (%d so far)\n", n, recs, total)
+		if gather {
+			all = append(all, recs...)
+		} else if err := a.printPage(page, recs, f.asJSON); err != nil {
+			return err
+		}
+		total += len(recs)
+		fmt.Fprintf(a.stderr, "page %d: %d records (%d so far)\n", n, len(recs), total)
 		if page.NextToken == nil {
+			if gather {
+				return a.show(bootstrapView(all, page.Cursor), false)
+			}
 			if !f.asJSON && page.Cursor != nil {
 				fmt.Fprintf(a.stdout, "cursor: %s\n", *page.Cursor)
 			}
 			return nil
 		}
 		tok = *page.NextToken
+	}
+}
+
+// bootstrapView is what -o and --jq show of a whole bootstrap:
+// {"records": [...], "cursor": "..."}, a record per row of the table.
+func bootstrapView(recs []bootstrapRecord, cursor *string) view {
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = r.Type + "/" + r.ID
+	}
+	return view{
+		value: map[string]any{"records": orEmpty(recs), "cursor": cursor},
+		kind:  "entity", names: names,
+		table: func(tw io.Writer, _ bool) {
+			fmt.Fprintln(tw, "TYPE\tID\tVERSION\tPROPERTIES")
+			for _, r := range recs {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Type, r.ID, r.Version, cell(string(compact(r.Properties)), 100))
+			}
+		},
 	}
 }
 
@@ -117,22 +171,26 @@ type bootstrapRecord struct {
 	Properties json.RawMessage `json:"properties"`
 }
 
-// printPage prints a page (its JSON on one line, or a line per record)
-// and returns how many records it held.
-func (a *app) printPage(page client.BootstrapPage, asJSON bool) (int, error) {
+// pageRecords decodes a bootstrap page's records.
+func pageRecords(page client.BootstrapPage) ([]bootstrapRecord, error) {
 	var recs []bootstrapRecord
 	if len(page.Records) > 0 {
 		if err := json.Unmarshal(page.Records, &recs); err != nil {
-			return 0, fmt.Errorf("decode page records: %w", err)
+			return nil, fmt.Errorf("decode page records: %w", err)
 		}
 	}
+	return recs, nil
+}
+
+// printPage prints a page: its JSON on one line, or a line per record.
+func (a *app) printPage(page client.BootstrapPage, recs []bootstrapRecord, asJSON bool) error {
 	if asJSON {
-		return len(recs), a.printLine(page)
+		return a.printLine(page)
 	}
 	for _, r := range recs {
 		fmt.Fprintf(a.stdout, "%s\t%s\t%d\t%s\n", r.Type, r.ID, r.Version, cell(string(compact(r.Properties)), 100))
 	}
-	return len(recs), nil
+	return nil
 }
 
 // deltaFlags are the options of eddy views delta.
@@ -179,13 +237,17 @@ func (a *app) deltaView(cmd *cobra.Command, name string, f deltaFlags) error {
 	if err != nil {
 		return err
 	}
+	gather := a.formatted() // -o or --jq: one document at the end
+	var all []views.Commit
 	cur := f.cursor
 	for n := 1; ; n++ {
 		page, err := c.sp.View(name).Delta(cmd.Context(), cur, f.budget)
 		if err != nil {
 			return resetHint(err)
 		}
-		if f.asJSON {
+		if gather {
+			all = append(all, page.Commits...)
+		} else if f.asJSON {
 			if err := a.printLine(page); err != nil {
 				return err
 			}
@@ -194,6 +256,9 @@ func (a *app) deltaView(cmd *cobra.Command, name string, f deltaFlags) error {
 		}
 		cur = page.Cursor
 		if !f.all || !page.HasMore {
+			if gather {
+				return a.show(deltaView(all, cur), false)
+			}
 			if !f.asJSON {
 				fmt.Fprintf(a.stdout, "cursor: %s\n", cur)
 			}
@@ -224,6 +289,9 @@ cursor on stderr. --json prints the server's frames unchanged.`,
 		Example: `  eddy views watch open-tasks --cursor "$CURSOR"`,
 		Args:    exactArgs("NAME"),
 		RunE: action(func(cmd *cobra.Command, args []string) error {
+			if err := a.refuseFormat("views watch"); err != nil {
+				return err
+			}
 			if f.cursor == "" {
 				return usagef("missing --cursor (the cursor of the last bootstrap or delta page)")
 			}

@@ -132,3 +132,47 @@ func TestViewsWatchCLI(t *testing.T) {
 		t.Fatalf("watch printed %q", r.stdout)
 	}
 }
+
+// TestViewsBootstrapDeltaOutput: -o and --jq show a whole bootstrap as
+// {"records", "cursor"} and delta pages as {"commits", "cursor"}, so a
+// script can take the cursor without parsing text.
+func TestViewsBootstrapDeltaOutput(t *testing.T) {
+	t.Parallel()
+	s, _ := newViewsTestServer(t)
+	doc := "views:\n  open:\n    version: v1\n    types: [task]\n    filter: {fieldEquals: {field: status, expected: open}}\n"
+	s.runWith(t, cliOptions{stdin: doc}, "apply", "-f", "-").ok(t)
+	s.run(t, "put", "task", "t1", `{"status": "open"}`).ok(t)
+	s.run(t, "put", "task", "t2", `{"status": "open"}`).ok(t)
+
+	if out := s.run(t, "views", "bootstrap", "open", "--page-size", "1", "-o", "name").ok(t).stdout; out != "entity/task/t1\nentity/task/t2\n" {
+		t.Fatalf("bootstrap -o name = %q", out)
+	}
+	boot := decodeOne[struct {
+		Records []record `json:"records"`
+		Cursor  string   `json:"cursor"`
+	}](t, s.run(t, "views", "bootstrap", "open", "-o", "json").ok(t).stdout)
+	if len(boot.Records) != 2 || boot.Cursor == "" {
+		t.Fatalf("bootstrap -o json = %+v", boot)
+	}
+	cursor := strings.TrimSpace(s.run(t, "views", "bootstrap", "open", "--jq", ".cursor").ok(t).stdout)
+	if cursor != boot.Cursor {
+		t.Fatalf("bootstrap --jq .cursor = %q, -o json's %q", cursor, boot.Cursor)
+	}
+
+	s.run(t, "patch", "task", "t2", `{"status": "done"}`).ok(t)
+	if out := s.run(t, "views", "delta", "open", "--cursor", cursor, "--jq", ".commits[].changes[] | .kind + \" \" + .id").ok(t).stdout; out != "removed_from_scope t2\n" {
+		t.Fatalf("delta --jq = %q", out)
+	}
+	next := strings.TrimSpace(s.run(t, "views", "delta", "open", "--cursor", cursor, "--jq", ".cursor").ok(t).stdout)
+	if next == "" || next == cursor {
+		t.Fatalf("delta --jq .cursor = %q (from %q)", next, cursor)
+	}
+	head, rows := tableOf(t, s.run(t, "views", "delta", "open", "--cursor", cursor, "-o", "wide").ok(t).stdout)
+	if strings.Join(head, ",") != "SEQ,KIND,ENTITY@VERSION,PROPERTIES" || len(rows) != 1 || rows[0][1] != "removed_from_scope" {
+		t.Fatalf("delta -o wide = %q %q", head, rows)
+	}
+	// Without -o, the text stays as it was: a line per change, then the cursor.
+	if out := s.run(t, "views", "delta", "open", "--cursor", cursor).ok(t).stdout; lastCursor(t, out) != next {
+		t.Fatalf("delta text:\n%s", out)
+	}
+}

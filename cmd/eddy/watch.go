@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/eddy-run/eddy/client"
@@ -61,6 +62,9 @@ the current head. Ctrl-C ends the watch with exit 0.`,
   eddy watch --type task --from 120 --json | jq -c .`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			if err := a.refuseFormat("watch"); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("from") {
 				o.from = -1
 			} else if o.from < 0 {
@@ -269,14 +273,12 @@ func (a *app) newLiveView() *liveView {
 	return &liveView{color: a.getenv("NO_COLOR") == "" && isTerminal(a.stdout)}
 }
 
-// isTerminal reports whether w is a character device.
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// A terminal answers the terminal ioctls; a character device alone
+	// (such as /dev/null) is no terminal.
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
 // ANSI SGR codes of the live view.

@@ -1,7 +1,8 @@
 // The causal chain picture: a row's whole causal tree as SVG, from the
 // root write down through each trigger's delivery to the rows it wrote,
 // with every row's depth, and the park point (a delivery parked at the
-// causality cap, and the engine's park row) marked. Every node links to
+// causality cap or by the causal budget, and the engine's park row)
+// marked. Every node links to
 // its row or its deliveries.
 
 import { api, enc } from "./api.js";
@@ -103,9 +104,18 @@ function deliveryNode(base, n) {
   s("rect", { x, y, width: pill.w, height: pill.h, rx: pill.h / 2 }),
   s("text", { x: x + pill.w / 2, y: y + 19, "text-anchor": "middle" }, clip(`${d.trigger} · ${d.status}`, 24)));
   if (parked) {
-    append(out, s("text", { x: x + pill.w + 6, y: y + 19, class: "park-label", id: "park-point" }, `park point (depth ${d.depth} > cap)`));
+    append(out, s("text", { x: x + pill.w + 6, y: y + 19, class: "park-label", id: "park-point" }, parkLabel(d)));
   }
   return out;
+}
+
+// parkLabel says which limit parked a delivery: the causal budget (its
+// lastError names it) or the depth cap.
+function parkLabel(d) {
+  if (/causal budget/.test(d.lastError || "")) {
+    return "park point (causal budget spent)";
+  }
+  return `park point (depth ${d.depth} > cap)`;
 }
 
 function clip(t, n) {
@@ -146,7 +156,7 @@ export function chainPicture(base, tree) {
     tree.truncated ? notice("info", `The tree is larger than shown (${tree.rows.length} rows read).`) : null,
     h("div", { class: "scroll" }, svg),
     h("p", { class: "legend muted" }, "Boxes are rows (depth in the corner), pills are deliveries (trigger · status) from the row above to the rows they wrote. ",
-      "A red dashed pill is a delivery parked at the causality cap: the park point."));
+      "A red dashed pill is a delivery parked at the causality cap or by the causal budget: the park point."));
 }
 
 // renderPage is the causal chain page of a row.

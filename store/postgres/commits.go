@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,13 +13,29 @@ import (
 
 const commitColumns = rowColumns + ", receipt, provenance, changes"
 
-// The reads of Commits and RawCommits, with receipts and without.
+// The reads of Commits and RawCommits, with receipts and without. They
+// bound seq on both sides (commitsArgs): a space's seqs have no gaps, so
+// the page is the window (after, after+limit], and its plan cannot
+// depend on statistics. With only `seq > after`, a table read before
+// ANALYZE (or a generic plan made while it was small) bitmap-scans and
+// sorts every row past the cursor for each page, which makes a catch-up
+// quadratic.
 const (
 	commitsQuery = "SELECT " + commitColumns + ` FROM commits
-		WHERE space = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+		WHERE space = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
 	commitsLeanQuery = "SELECT " + rowColumns + `, '', provenance, changes FROM commits
-		WHERE space = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+		WHERE space = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
 )
+
+// commitsArgs returns the arguments of commitsQuery for p: the window's
+// upper end is after+limit (unbounded without a limit).
+func commitsArgs(p store.CommitsParams) []any {
+	hi := int64(math.MaxInt64)
+	if p.Limit > 0 && p.After <= math.MaxInt64-int64(p.Limit) {
+		hi = p.After + int64(p.Limit)
+	}
+	return []any{p.Space, p.After, hi, limitArg(p.Limit)}
+}
 
 // scanRawCommit reads one commits row selected with commitColumns,
 // leaving its JSON columns encoded.
@@ -42,7 +59,7 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 	if p.NoReceipts {
 		query = commitsLeanQuery
 	}
-	return s.readCommits(ctx, "commits", query, p.Space, p.After, limitArg(p.Limit))
+	return s.readCommits(ctx, "commits", query, commitsArgs(p)...)
 }
 
 // RawCommits is Commits with the JSON columns left as stored.
@@ -51,7 +68,7 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	if p.NoReceipts {
 		query = commitsLeanQuery
 	}
-	raws, err := s.readRawCommits(ctx, "raw commits", query, p.Space, p.After, limitArg(p.Limit))
+	raws, err := s.readRawCommits(ctx, "raw commits", query, commitsArgs(p)...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -62,6 +63,66 @@ func TestRowsPlans(t *testing.T) {
 	}
 }
 
+// TestCommitsPlans checks the plans of the whole-commit reads (Commits,
+// RawCommits, with receipts and without) on a loaded table, before and
+// after ANALYZE, custom and generic: they read commits_pkey over the
+// page's window only (an index walk, or a bitmap scan and sort of the
+// window's rows once ANALYZE counted them), never the rest of the space.
+func TestCommitsPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	loadPlanRows(t, s)
+	for _, analyzed := range []bool{false, true} {
+		if analyzed {
+			if _, err := s.pool.Exec(ctx, "ANALYZE commits"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			for _, q := range []string{commitsQuery, commitsLeanQuery} {
+				args := commitsArgs(store.CommitsParams{Space: "s", After: 1_000, Limit: 1_001})
+				plan := explain(t, s, mode, q, args)
+				if msg := checkWindowPlan(plan); msg != "" {
+					t.Errorf("analyzed=%t/%s: %s:\n%s", analyzed, mode, msg, plan)
+				}
+			}
+		}
+	}
+}
+
+// checkWindowPlan returns why plan reads more than commits_pkey's slice
+// of the window (after, after+limit], or "".
+func checkWindowPlan(plan string) string {
+	for _, bad := range []string{"commits_entity_idx", "Seq Scan"} {
+		if strings.Contains(plan, bad) {
+			return "window read uses " + bad
+		}
+	}
+	if !strings.Contains(plan, "commits_pkey") || !strings.Contains(plan, "Index Cond") || !strings.Contains(plan, "(seq <= ") {
+		return "window read does not bound its commits_pkey scan on both sides"
+	}
+	return ""
+}
+
+// TestCommitsArgs: the window of a page ends after+limit, and is
+// unbounded without a limit or past the largest seq.
+func TestCommitsArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    store.CommitsParams
+		want int64
+	}{
+		{store.CommitsParams{After: 10, Limit: 5}, 15},
+		{store.CommitsParams{After: 10}, math.MaxInt64},
+		{store.CommitsParams{After: math.MaxInt64 - 1, Limit: 5}, math.MaxInt64},
+	} {
+		if got := commitsArgs(tc.p)[2]; got != tc.want {
+			t.Errorf("%+v: upper end %v, want %d", tc.p, got, tc.want)
+		}
+	}
+}
+
 // checkPlan returns why plan is not the expected one, or "".
 func checkPlan(plan string, entity bool) string {
 	if entity {
@@ -107,13 +168,20 @@ func loadPlanRows(t *testing.T, s *Store) {
 // plan_cache_mode mode, run as a prepared statement as pgx runs it.
 func explainRows(t *testing.T, s *Store, mode string, p store.RowsParams) string {
 	t.Helper()
+	q, args := rowsQuery(p)
+	return explain(t, s, mode, q, args)
+}
+
+// explain returns the plan PostgreSQL makes for q with args under
+// plan_cache_mode mode, run as a prepared statement as pgx runs it.
+func explain(t *testing.T, s *Store, mode, q string, args []any) string {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	q, args := rowsQuery(p)
 	types := make([]string, len(args))
 	for i, a := range args {
 		types[i] = sqlType(a)

@@ -51,7 +51,8 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 }
 
 // SpacePrune deletes commits (their changes with them), deliveries and
-// stance errors with seq <= through and moves the horizon to
+// stance errors with seq <= through, and the root counters whose chains
+// ended at or below it, and moves the horizon to
 // max(horizon, through), holding the space write lock. The head never
 // moves.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
@@ -65,6 +66,7 @@ func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store
 		b.Queue("DELETE FROM commits WHERE space = $1 AND seq <= $2", id, through)
 		b.Queue("DELETE FROM deliveries WHERE space = $1 AND seq <= $2", id, through)
 		b.Queue("DELETE FROM stance_errors WHERE space = $1 AND seq <= $2", id, through)
+		b.Queue(rootCountsPruneQ, id, through)
 		b.Queue(`UPDATE spaces SET horizon = GREATEST(horizon, $2) WHERE id = $1
 			RETURNING `+spaceColumns, id, through).QueryRow(func(r pgx.Row) error {
 			var err error

@@ -56,6 +56,8 @@ type writeTx struct {
 	// writes.
 	clients    map[string]store.PushClient
 	clientPuts []store.PushClient
+	// rootCounts are the causal budget counter additions Commit writes.
+	rootCounts []store.RootCount
 	// known holds, for every entity WriteBegin read (or predicted) under
 	// the space lock, whether its row existed.
 	known map[store.EntityKey]rowState
@@ -249,6 +251,7 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil)
 	tx.trig.queue(b)
 	tx.queueClientPuts(b)
+	tx.queueRootCounts(b)
 	b.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrapTrigger("commit", err)

@@ -75,8 +75,9 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 }
 
 // SpacePrune deletes commits (their changes with them), deliveries and
-// stance errors with seq <= through and moves the horizon to
-// max(horizon, through), in one write transaction. The head never moves.
+// stance errors with seq <= through, and the root counters whose chains
+// ended at or below it, and moves the horizon to max(horizon, through),
+// in one write transaction. The head never moves.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
 	var sp store.Space
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
@@ -101,6 +102,7 @@ var pruneQueries = []string{
 	`DELETE FROM commits WHERE space = ? AND seq <= ?`,
 	sqlPruneDeliveries,
 	sqlPruneErrors,
+	sqlPruneRootCounts,
 }
 
 // bumpSchema increments a space's schema version; ErrNotFound if the space

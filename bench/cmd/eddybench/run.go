@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-run/eddy/bench/internal/durable"
 	"github.com/eddy-run/eddy/bench/internal/fanout"
 	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/bench/internal/httpwrite"
 	"github.com/eddy-run/eddy/bench/internal/matching"
 	"github.com/eddy-run/eddy/bench/internal/report"
 )
@@ -30,6 +31,7 @@ var scenarios = map[int]scenario{
 	3: fanout.Run,
 	4: matching.Run,
 	5: catchup.Run,
+	6: httpwrite.Run,
 }
 
 // errScenarios reports that at least one scenario failed (its section

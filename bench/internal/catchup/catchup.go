@@ -1,9 +1,9 @@
 // Package catchup is scenario 5, catch-up: rows/s of a reader starting
 // from the beginning of a space of 1,000,000 rows (quick: 100,000) on
-// PostgreSQL, for a watcher (the HTTP ndjson stream), a pull reader
-// (changelog.Log.Pull in pages of 1,000) and a trigger (the engine's
-// evaluator, start "beginning"), against a raw PostgreSQL scan of the
-// same rows in seq order through pgx.
+// PostgreSQL, for a watcher (the HTTP ndjson stream), a pull reader (GET
+// .../log in pages of 1,000, the raw log a forwarding consumer reads) and
+// a trigger (the engine's evaluator, start "beginning"), against a raw
+// PostgreSQL scan of the same rows in seq order through pgx.
 package catchup
 
 import (
@@ -64,7 +64,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	sec.Notes = []string{
 		fmt.Sprintf("One space of %s single-put commits on PostgreSQL, written in requests of 1,000 (took %v).", report.Num(float64(rows)), took),
 		"Raw: SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = $1 ORDER BY seq, scanned into Go values; the better of a scan before and after the eddy readers.",
-		"Watcher: GET .../changes?watch=1&from=0 through eddy's HTTP server, read until the last row. Pull: whole commits with their changes. Trigger: a go function's trigger with start \"beginning\" matching about 0.1% of the rows, timed from saving it until its cursor reaches the head.",
+		"Watcher: GET .../changes?watch=1&from=0 through eddy's HTTP server, read until the last row. Pull: GET .../log?after=N&limit=1000 through the same server on one keep-alive connection, whole commits with their changes and receipts, each page read whole. Trigger: a go function's trigger on task rows with start \"beginning\" and when int(entity.properties.n) % 1000 == 0 (0.1% of the rows), timed from saving it until its cursor reaches the head.",
 	}
 	return sec, nil
 }

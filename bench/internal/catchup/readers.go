@@ -101,18 +101,74 @@ func watcher(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
 	}
 }
 
-// pull reads every commit with Log.Pull in pages of 1,000.
-func pull(ctx context.Context, e *harness.Eddy, _ int64) (int64, error) {
+// pull reads every commit through GET .../log in pages of 1,000, over
+// one keep-alive connection, as a forwarding consumer does: it reads each
+// page whole and takes nextCursor and hasMore from its end (the commits
+// are counted by the cursor's advance: one row per commit, seqs without
+// gaps).
+func pull(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
+	srv, err := e.Serve(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer srv.Stop()
+	var buf bytes.Buffer
 	var n int64
 	for cursor, more := int64(0), true; more; {
-		page, err := e.Log().Pull(ctx, harness.Space, cursor, 1000)
+		next, hasMore, err := pullPage(ctx, srv, cursor, &buf)
 		if err != nil {
-			return n, fmt.Errorf("pull: %w", err)
+			return n, fmt.Errorf("pull after %d: %w", cursor, err)
 		}
-		n += int64(len(page.Commits))
-		cursor, more = page.NextCursor, page.HasMore
+		if next <= cursor && hasMore {
+			return n, fmt.Errorf("pull after %d: the cursor did not move", cursor)
+		}
+		n += next - cursor
+		cursor, more = next, hasMore && next < last
 	}
 	return n, nil
+}
+
+// pullPage reads one page of the log after cursor into buf and returns
+// its nextCursor and hasMore.
+func pullPage(ctx context.Context, srv *harness.Served, cursor int64, buf *bytes.Buffer) (int64, bool, error) {
+	url := fmt.Sprintf("%s/api/v1/spaces/%s/log?after=%d&limit=1000", srv.URL, harness.Space, cursor)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.Token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	defer res.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(res.Body); err != nil {
+		return 0, false, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return 0, false, fmt.Errorf("status %s: %.200s", res.Status, buf.Bytes())
+	}
+	return pageEnd(buf.Bytes())
+}
+
+// pageEnd parses the `"nextCursor":N,"hasMore":B}` that ends a pull page.
+func pageEnd(b []byte) (int64, bool, error) {
+	const key = `,"nextCursor":`
+	i := bytes.LastIndex(b, []byte(key))
+	if i < 0 {
+		return 0, false, fmt.Errorf("no nextCursor in %.200s", b)
+	}
+	tail := b[i+len(key):]
+	j := bytes.IndexByte(tail, ',')
+	if j < 0 {
+		return 0, false, fmt.Errorf("bad page end %q", tail)
+	}
+	next, err := strconv.ParseInt(string(tail[:j]), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("bad nextCursor: %w", err)
+	}
+	return next, bytes.HasPrefix(tail[j:], []byte(`,"hasMore":true`)), nil
 }
 
 // trigger saves a trigger starting at the beginning and waits for its
@@ -126,7 +182,7 @@ func trigger(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
 	if err := e.Define(ctx, "function", "noop", `{"kind":"go","handler":"catchup-noop"}`); err != nil {
 		return 0, err
 	}
-	def := `{"source":{"changes":{"types":["task"],"when":"entity.properties.n % 1000 == 0"}},"function":"noop","start":"beginning"}`
+	def := `{"source":{"changes":{"types":["task"],"when":"int(entity.properties.n) % 1000 == 0"}},"function":"noop","start":"beginning"}`
 	if err := e.Define(ctx, "trigger", "catchup", def); err != nil {
 		return 0, err
 	}

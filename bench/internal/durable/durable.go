@@ -1,5 +1,6 @@
 // Package durable is scenario 1, durable append: commits/s into one
-// space with 1 and 16 writers, eddy on SQLite and on PostgreSQL, against
+// space with 1 and 16 writers, eddy on SQLite (strict and relaxed
+// durability) and on PostgreSQL, against
 // JetStream synchronous publish on file storage (each publish waits for
 // its ack) and raw PostgreSQL single-row INSERT transactions.
 //
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/bench/internal/harness"
 	"github.com/eddy-run/eddy/bench/internal/report"
 )
@@ -40,6 +42,7 @@ type figures map[int]float64
 // Names of the systems, also their pprof labels.
 const (
 	eddySQLite = "eddy sqlite"
+	eddyRelax  = "eddy sqlite relaxed"
 	eddyPG     = "eddy postgres"
 	jetStream  = "jetstream"
 	jsSync     = "jetstream fsync always"
@@ -49,6 +52,9 @@ const (
 var systems = []system{
 	{eddySQLite, func(ctx context.Context, c harness.Config) (op, func() error, error) {
 		return openEddy(ctx, c, harness.SQLite)
+	}},
+	{eddyRelax, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+		return openEddyWith(ctx, c, harness.SQLite, func(cfg *eddy.Config) { cfg.Durability = eddy.DurabilityRelaxed })
 	}},
 	{eddyPG, func(ctx context.Context, c harness.Config) (op, func() error, error) {
 		return openEddy(ctx, c, harness.Postgres)
@@ -88,7 +94,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	sec.Rows = rows(best)
 	sec.Notes = []string{
 		fmt.Sprintf("Best of %d rounds of %v per figure (every system measured once per round, in turn), after a warm-up of %v; one space, one put of a new entity per commit.", rounds, window, window/5),
-		"eddy: SQLite in WAL mode with synchronous=FULL (fsync per group commit); PostgreSQL with its defaults (synchronous_commit=on).",
+		"eddy: SQLite in WAL mode with synchronous=FULL (fsync per group commit); PostgreSQL with its defaults (synchronous_commit=on). Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), SQLite synchronous=NORMAL in WAL mode (no fsync per commit), compared with JetStream's default store, which does not fsync per message either.",
 		"JetStream: the default file store acks after writing to the OS and fsyncs every 2 minutes; \"fsync always\" sets sync_interval: always. Writers share one connection and wait for each ack.",
 		"Raw PostgreSQL: one autocommit INSERT of the same JSON into a table with a bigserial key, one pooled connection per writer, same server.",
 	}
@@ -123,8 +129,8 @@ func rows(f map[string]figures) []report.Row {
 	row := func(measure, eddy string, ev float64, peer string, pv float64) report.Row {
 		return report.Row{Measure: measure, Unit: "commits/s", Eddy: eddy, EddyVal: ev, Peer: peer, PeerVal: pv}
 	}
-	const eS, eP = "eddy (SQLite)", "eddy (PostgreSQL)"
-	sqlite, pg, js, sync, raw := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert]
+	const eS, eP, eR = "eddy (SQLite)", "eddy (PostgreSQL)", "eddy (SQLite, relaxed)"
+	sqlite, pg, js, sync, raw, relaxed := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax]
 	return []report.Row{
 		row("1 writer", eP, pg[1], "raw PG INSERT tx", raw[1]).RatioAtLeast(0.7, "≥ 0.70×"),
 		row("16 writers", eP, pg[16], "raw PG INSERT tx", raw[16]),
@@ -136,5 +142,7 @@ func rows(f map[string]figures) []report.Row {
 		row("16 writers", eP, pg[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
 		row("1 writer", eS, sqlite[1], "JetStream, fsync always", sync[1]),
 		row("16 writers", eS, sqlite[16], "JetStream, fsync always", sync[16]),
+		row("1 writer, relaxed", eR, relaxed[1], "JetStream sync publish", js[1]),
+		row("16 writers, relaxed", eR, relaxed[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/bench/internal/harness"
 )
 
@@ -27,7 +28,13 @@ func numbered(commit func(ctx context.Context, i int64) error) op {
 // openEddy opens eddy on a fresh store of kind; each commit puts the new
 // note e<i>.
 func openEddy(ctx context.Context, c harness.Config, kind string) (op, func() error, error) {
-	e, err := harness.OpenEddy(ctx, c, kind)
+	return openEddyWith(ctx, c, kind, nil)
+}
+
+// openEddyWith is openEddy with the configuration tuned (see
+// harness.OpenEddyWith).
+func openEddyWith(ctx context.Context, c harness.Config, kind string, tune func(*eddy.Config)) (op, func() error, error) {
+	e, err := harness.OpenEddyWith(ctx, c, kind, tune)
 	if err != nil {
 		return nil, nil, err
 	}

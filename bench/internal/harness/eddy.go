@@ -37,6 +37,12 @@ type Eddy struct {
 
 // OpenEddy opens eddy on a fresh store of kind and creates Space.
 func OpenEddy(ctx context.Context, c Config, kind string) (*Eddy, error) {
+	return OpenEddyWith(ctx, c, kind, nil)
+}
+
+// OpenEddyWith is OpenEddy with tune (when not nil) applied to the
+// configuration before eddy opens (to choose eddy.Config.Durability, say).
+func OpenEddyWith(ctx context.Context, c Config, kind string, tune func(*eddy.Config)) (*Eddy, error) {
 	dir, err := os.MkdirTemp(c.Dir, "eddy-"+kind+"-")
 	if err != nil {
 		return nil, fmt.Errorf("eddy: data dir: %w", err)
@@ -53,6 +59,9 @@ func OpenEddy(ctx context.Context, c Config, kind string) (*Eddy, error) {
 		cfg.DatabaseURL = e.DB.URL
 	} else {
 		cfg.DatabaseURL = "sqlite:" + filepath.Join(dir, eddy.SQLiteFile)
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	if e.Eddy, err = eddy.Open(ctx, cfg); err != nil {
 		return nil, errors.Join(fmt.Errorf("eddy: open %s: %w", kind, err), e.drop())

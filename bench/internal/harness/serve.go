@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -43,6 +44,29 @@ func (e *Eddy) Serve(ctx context.Context) (*Served, error) {
 	h := api.Handler()
 	s := &Served{URL: "http://" + l.Addr().String(), Token: secret, srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}}
 	go func() { _ = s.srv.Serve(l) }()
+	return s, nil
+}
+
+// ServeAsCLI starts eddy's HTTP API wired as `eddy serve` wires it
+// (Eddy.ServerConfig, server.Listen and server.HTTPServer with their
+// default limits, the access log formatted at info level and discarded)
+// with a token of role for Space only. Stop it before closing e.
+func (e *Eddy) ServeAsCLI(ctx context.Context, role string) (*Served, error) {
+	_, secret, err := e.Auth().Create(ctx, auth.CreateParams{Space: Space, Role: role})
+	if err != nil {
+		return nil, fmt.Errorf("eddy: create token: %w", err)
+	}
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("eddy: listen: %w", err)
+	}
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version = Discard(), "bench"
+	logger := Discard()
+	srv := server.HTTPServer(server.New(cfg).Handler(), server.ConnLimits{}, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
+	s := &Served{URL: "http://" + raw.Addr().String(), Token: secret, srv: srv}
+	ln := server.Listen(raw, server.ConnLimits{})
+	go func() { _ = srv.Serve(ln) }()
 	return s, nil
 }
 

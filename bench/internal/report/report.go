@@ -76,6 +76,14 @@ func (r Row) RatioAtMost(max float64, text string) Row {
 	return r
 }
 
+// EddyAtLeast sets an absolute target "eddy's figure ≥ min".
+func (r Row) EddyAtLeast(min float64, text string) Row {
+	r.Target = text
+	met := r.EddyVal >= min
+	r.Met = &met
+	return r
+}
+
 // EddyAtMost sets an absolute target on eddy's figure.
 func (r Row) EddyAtMost(max float64, text string) Row {
 	r.Target = text

@@ -1,0 +1,124 @@
+package changelog
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/eddy-run/eddy/store"
+)
+
+// Read-ahead for sequential raw pullers. A reader that pulls page after
+// page (GET .../log, each request starting at the previous page's
+// NextCursor) asks for the next page only after it has received and
+// handled the current one. PullRaw therefore reads that next page in the
+// background as soon as it has answered a page that follows the previous
+// one, while the caller encodes and sends it; the next PullRaw at that
+// position takes the page instead of reading it. A one-off pull (not at
+// the last answer's NextCursor) reads nothing ahead.
+//
+// A page read ahead is as good as one read later: commits are immutable,
+// and the caller checks the space (readable) before using it, so a prune
+// in between still answers history_unavailable. It is held for at most
+// aheadTTL, one per space, aheadSpaces spaces at most.
+const (
+	aheadTTL    = 5 * time.Second
+	aheadSpaces = 16
+)
+
+// pullAhead holds, per space, the position after the last raw page
+// answered and the page being read ahead.
+type pullAhead struct {
+	mu     sync.Mutex
+	spaces map[string]*aheadSpace // guarded by mu
+	ctx    context.Context
+	stop   context.CancelFunc
+	closed bool // guarded by mu
+}
+
+// aheadSpace is one space's read-ahead state.
+type aheadSpace struct {
+	// next is the NextCursor of the last page answered.
+	next int64
+	// page is the read of the commits after next, nil when none.
+	page *aheadRead
+	at   time.Time
+}
+
+// aheadRead is one page read ahead: params, then the result once done
+// is closed.
+type aheadRead struct {
+	p       store.CommitsParams
+	done    chan struct{}
+	commits []store.RawCommit
+	err     error
+}
+
+// take returns the commits read ahead for p (ok false when none were).
+func (a *pullAhead) take(p store.CommitsParams) ([]store.RawCommit, bool) {
+	a.mu.Lock()
+	sp := a.spaces[p.Space]
+	var r *aheadRead
+	if sp != nil && sp.page != nil && sp.page.p == p {
+		r, sp.page = sp.page, nil
+	}
+	a.mu.Unlock()
+	if r == nil {
+		return nil, false
+	}
+	<-r.done
+	return r.commits, r.err == nil
+}
+
+// answered notes a page answered after after, ending at next, and starts
+// reading the following page when this one followed the previous one and
+// more remain.
+func (a *pullAhead) answered(l *Log, p store.CommitsParams, next int64, more bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	if a.spaces == nil {
+		a.spaces = map[string]*aheadSpace{}
+		a.ctx, a.stop = context.WithCancel(context.Background())
+	}
+	now := time.Now()
+	for id, sp := range a.spaces {
+		if now.Sub(sp.at) > aheadTTL {
+			delete(a.spaces, id)
+		}
+	}
+	sp := a.spaces[p.Space]
+	if sp == nil {
+		if len(a.spaces) >= aheadSpaces {
+			return
+		}
+		sp = &aheadSpace{next: -1}
+		a.spaces[p.Space] = sp
+	}
+	sequential := sp.next == p.After
+	sp.next, sp.at = next, now
+	if !sequential || !more {
+		return
+	}
+	r := &aheadRead{p: p, done: make(chan struct{})}
+	r.p.After = next
+	sp.page = r
+	go func() {
+		defer close(r.done)
+		ctx, cancel := context.WithTimeout(a.ctx, aheadTTL)
+		defer cancel()
+		r.commits, r.err = l.st.RawCommits(ctx, r.p)
+	}()
+}
+
+// close stops the reads in flight and forgets every page.
+func (a *pullAhead) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stop != nil {
+		a.stop()
+	}
+	a.spaces, a.closed = nil, true
+}

@@ -1,0 +1,57 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/eddy-run/eddy/triggers"
+)
+
+// TestCatchUpPages: a trigger catching up over many pages commits
+// several pages in one transaction, yet judges, coalesces and records
+// errors page by page, as it does committing each page alone: with
+// Batch 3, 20 patches of one entity leave one coalesced delivery per
+// page of 3, every row matches the plain trigger once, and every row
+// whose `when` fails records its error.
+func TestCatchUpPages(t *testing.T) {
+	t.Parallel()
+	opts := testOptions()
+	opts.Batch = 3
+	e := newEnv(t, openSQLite(t), opts)
+	e.noop()
+	const rows = 20
+	e.write(put("task", "t", map[string]any{"n": 0}))
+	for i := 1; i < rows; i++ {
+		e.write(patch("task", "t", map[string]any{"n": i}))
+	}
+	// coal catches up alone, so its pages start at row 1.
+	e.trigger("coal", `{"source":{"changes":{"types":["task"]}},"function":"noop","coalesce":true,"start":"beginning"}`)
+	e.settle("coal")
+	e.trigger("plain", `{"source":{"changes":{"types":["task"],"when":"int(entity.properties.n) % 2 == 0"}},"function":"noop","start":"beginning"}`)
+	e.trigger("erring", `{"source":{"changes":{"types":["task"],"when":"entity.properties.n % 2 == 0"}},"function":"noop","start":"beginning"}`)
+	e.settle("coal", "plain", "erring")
+	if got, want := len(e.deliveries("coal")), (rows+2)/3; got != want {
+		t.Errorf("coal: %d deliveries, want %d (one per page of 3)", got, want)
+	}
+	seen := map[int64]int{}
+	for _, d := range e.deliveries("plain") {
+		seen[d.Seq]++
+	}
+	for seq := int64(1); seq <= rows; seq++ {
+		want := 0
+		if (seq-1)%2 == 0 {
+			want = 1
+		}
+		if seen[seq] != want {
+			t.Errorf("plain: %d deliveries of row %d, want %d", seen[seq], seq, want)
+		}
+		st := e.stances(seq)
+		if st["erring"].Stance != triggers.StanceError || st["erring"].Error == "" {
+			t.Errorf("erring on row %d: %+v, want a recorded error", seq, st["erring"])
+		}
+	}
+	for _, name := range []string{"coal", "plain", "erring"} {
+		if s := e.status(name); s.Cursor != rows {
+			t.Errorf("%s: cursor %d, want %d", name, s.Cursor, rows)
+		}
+	}
+}
