@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-run/eddy/definitions"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/polltest"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -126,16 +127,13 @@ func BenchmarkEvaluator(b *testing.B) {
 func waitOwned(b *testing.B, e *benchEnv, names []string) {
 	b.Helper()
 	for _, name := range names {
-		for {
+		polltest.Until(b, "the lease of "+name, func() bool {
 			st, err := e.eng.Status(b.Context(), space, name)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if st.Owner == e.eng.Owner() {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return st.Owner == e.eng.Owner()
+		})
 	}
 }
 
@@ -176,7 +174,7 @@ func timePull(b *testing.B, e *benchEnv) time.Duration {
 func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
 	b.Helper()
 	prefix := fmt.Sprintf("t%d-", i)
-	for {
+	polltest.Within(b, benchWait, fmt.Sprintf("the triggers of round %d at %d", i, seq), func() bool {
 		states, err := e.log.Store().TriggerStateList(b.Context(), space)
 		if err != nil {
 			b.Fatal(err)
@@ -187,12 +185,12 @@ func waitCursors(b *testing.B, e *benchEnv, i int, seq int64) {
 				done++
 			}
 		}
-		if done == 10 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return done == 10
+	})
 }
+
+// benchWait bounds a benchmark's waits for the engine to catch up.
+const benchWait = 10 * time.Minute
 
 // BenchmarkCommitToFunction measures the latency from a commit returning
 // to the start of the function it triggers, at a steady write rate of 200
@@ -243,7 +241,7 @@ func benchLatency(b *testing.B, driver, kind string) {
 		e.define(b, "function", "probe", `{"kind":"webhook","url":"`+srv.URL+`"}`)
 	}
 	e.define(b, "trigger", "probe", `{"source":{"changes":{"types":["item"]}},"function":"probe","delivery":{"ordering":"none","concurrency":16}}`)
-	time.Sleep(200 * time.Millisecond) // the lease round adopts the trigger
+	waitOwned(b, e, []string{"probe"})
 	const n = 1000
 	b.ResetTimer()
 	for range b.N {
@@ -259,7 +257,17 @@ func benchLatency(b *testing.B, driver, kind string) {
 			committed[id] = time.Now()
 		}
 		tick.Stop()
-		time.Sleep(500 * time.Millisecond)
+		polltest.Within(b, benchWait, "every function to start", func() bool {
+			probe.mu.Lock()
+			defer probe.mu.Unlock()
+			started := 0
+			for id := range committed {
+				if _, ok := probe.started[id]; ok {
+					started++
+				}
+			}
+			return started == n
+		})
 		var lat []time.Duration
 		probe.mu.Lock()
 		for id, c := range committed {

@@ -21,7 +21,7 @@ func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
 	b := newEnv(t, open(t), engine.Options{Owner: "b", LeaseTTL: time.Second, Poll: 20 * time.Millisecond})
 	a.function("tick", `{"kind":"expr","code":"nil"}`)
 	a.trigger("tick", `{"source":{"cron":{"schedule":"@every 1s","catchUp":"all"}},"function":"tick"}`)
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond) // real time: a few slots of the @every 1s schedule pass
 	st, err := a.eng.Status(t.Context(), space, "tick")
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestCronOncePerSlotAcrossProcesses(t *testing.T) {
 		first = b
 	}
 	_ = first.eng.Stop(context.Background()) // hands the lease over at once
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)      // real time: a few slots of the @every 1s schedule pass
 	slots := map[string]int{}
 	var times []time.Time
 	for _, c := range b.commits(0) {
@@ -88,7 +88,7 @@ func TestLeaseLossFencesTheStaleOwner(t *testing.T) {
 		t.Fatalf("steal: ok %v epoch %d (%v)", ok, stolen.Epoch, err)
 	}
 	seq := a.write(put("task", "t1", map[string]any{"title": "x"}))
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // an interval in which the stale owner must not advance
 	now := must(a.eng.Status(t.Context(), space, "watch"))
 	if now.Cursor >= seq || now.Owner != "intruder" {
 		t.Fatalf("the stale owner advanced: cursor %d owner %s", now.Cursor, now.Owner)

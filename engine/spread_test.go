@@ -152,7 +152,7 @@ func TestTriggersSpreadOverProcesses(t *testing.T) {
 	t.Logf("spread over three processes in %v", took)
 	// Balanced, nothing moves: a few rounds later every epoch is the same.
 	_, epochs := c.leases(a)
-	time.Sleep(spreadTTL)
+	time.Sleep(spreadTTL) // a few lease rounds pass: nothing may move
 	owners, again := c.leases(a)
 	if !maps.Equal(epochs, again) {
 		t.Fatalf("leases moved while balanced: epochs %v, then %v", epochs, again)

@@ -41,7 +41,7 @@ func TestDisableStopsAttemptsAtOnce(t *testing.T) {
 	}
 	close(gate)
 	e.eventually("the first delivery", func() bool { return e.status("slow").Deliveries[store.DeliverySucceeded] == 1 })
-	time.Sleep(4 * testOptions().Poll)
+	time.Sleep(4 * testOptions().Poll) // several polls pass: no attempt may start
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("%d attempts after disable answered, want none past the first", n-1)
 	}
@@ -98,7 +98,7 @@ func TestDiscardAndResetAtOnce(t *testing.T) {
 	}
 	release()
 	e.eventually("the first attempt ended", func() bool { return ended.Load() == 1 })
-	time.Sleep(4 * testOptions().Poll)
+	time.Sleep(4 * testOptions().Poll) // several polls pass: no attempt may start
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("%d attempts, want 1: a discarded delivery started", n)
 	}

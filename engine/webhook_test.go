@@ -176,6 +176,10 @@ func TestDiscardedDeliveryNeverSent(t *testing.T) {
 	release := func() { open.Do(func() { close(gate) }) }
 	t.Cleanup(release) // before the hook server closes, whatever failed
 	opts := testOptions()
+	// No lease round in the test: a round's refresh reloads the queue and
+	// drops the discarded delivery, and the stale dispatch under test
+	// never happens.
+	opts.LeaseTTL = time.Hour
 	var attempts atomic.Int32
 	opts.Observe = func(ev engine.Event) {
 		if ev.Kind == "delivery" {
@@ -188,6 +192,7 @@ func TestDiscardedDeliveryNeverSent(t *testing.T) {
 	e.write(put("task", "t1", map[string]any{"n": 1}))
 	second := e.write(patch("task", "t1", map[string]any{"n": 2}))
 	e.eventually("the first request", func() bool { return len(h.received()) == 1 })
+	e.eventually("the second delivery", func() bool { return len(e.deliveries("hook")) == 2 })
 	d := e.delivery("hook", second)
 	// Behind the engine's back: its dispatcher still queues the delivery.
 	if _, err := e.st.DeliveryUpdate(t.Context(), store.DeliveryUpdate{Space: space, ID: d.ID,

@@ -56,14 +56,18 @@ func (e *Eddy) ServeAsCLI(ctx context.Context, role string) (*Served, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eddy: create token: %w", err)
 	}
+	cfg := e.ServerConfig()
+	cfg.Logger, cfg.Version = Discard(), "bench"
+	api, err := server.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eddy: %w", err)
+	}
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("eddy: listen: %w", err)
 	}
-	cfg := e.ServerConfig()
-	cfg.Logger, cfg.Version = Discard(), "bench"
 	logger := Discard()
-	srv := server.HTTPServer(server.New(cfg).Handler(), server.ConnLimits{}, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
+	srv := server.HTTPServer(api.Handler(), server.ConnLimits{}, slog.NewLogLogger(logger.Handler(), slog.LevelWarn))
 	s := &Served{URL: "http://" + raw.Addr().String(), Token: secret, srv: srv}
 	ln := server.Listen(raw, server.ConnLimits{})
 	go func() { _ = srv.Serve(ln) }()
