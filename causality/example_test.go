@@ -30,7 +30,7 @@ func ExampleDecide() {
 	// Output:
 	// run 1
 	// park 17 depth 17 is past the causality cap 16
-	// park eddy.delivery d-9 {"trigger":"ping","depth":17,"limit":"depth"}
+	// park eddy.delivery d-9 {"trigger":"ping","depth":17}
 	// park_quietly
 	// park root 1 caused 1000 rows, the causal budget is 1000
 	// park_quietly

@@ -18,12 +18,13 @@ const (
 	TypeTrigger = "eddy.trigger"
 )
 
-// parkPayload fixes the payload's key order: trigger, depth, limit and,
-// for the budget, the budget and the root's rows.
+// parkPayload fixes the payload's key order: trigger, depth and, for the
+// budget only, the limit, the budget and the root's rows (a depth park's
+// payload stays {"trigger", "depth"}, as DESIGN.md gives it).
 type parkPayload struct {
 	Trigger string `json:"trigger"`
 	Depth   int    `json:"depth"`
-	Limit   string `json:"limit"`
+	Limit   string `json:"limit,omitempty"`
 	Budget  int    `json:"budget,omitempty"`
 	Rows    int64  `json:"rows,omitempty"`
 }
@@ -35,8 +36,8 @@ type firePayload struct {
 
 // NewPark returns the engine row that records a delivery Decide parked
 // with Park (v is its verdict): actor engine, op park, type eddy.delivery,
-// entityId the delivery id and payload {"trigger": name, "depth": N,
-// "limit": "depth"} or, past the causal budget, {"trigger": name,
+// entityId the delivery id and payload {"trigger": name, "depth": N}
+// or, past the causal budget, {"trigger": name,
 // "depth": N, "limit": "budget", "budget": B, "rows": M}. It carries no
 // entity changes. Its provenance records the delivery's cause, root and
 // depth, so the chain walks through it and any delivery it causes parks
@@ -44,7 +45,7 @@ type firePayload struct {
 // (changelog.WriteRequest.Engine). Never build one for ParkQuietly.
 func NewPark(d Effect, v Verdict) changelog.EngineRow {
 	depth := d.Depth()
-	pp := parkPayload{Trigger: d.Trigger, Depth: depth, Limit: LimitDepth}
+	pp := parkPayload{Trigger: d.Trigger, Depth: depth}
 	if v.Limit == LimitBudget {
 		pp.Limit, pp.Budget, pp.Rows = LimitBudget, v.Budget, v.Rows
 	}

@@ -15,7 +15,7 @@ func TestNewPark(t *testing.T) {
 	if p.Op != changelog.OpPark || p.Type != "eddy.delivery" || p.EntityID != "dlv-9" {
 		t.Fatalf("park row = %+v", p)
 	}
-	if got, want := string(p.Payload), `{"trigger":"ping","depth":17,"limit":"depth"}`; got != want {
+	if got, want := string(p.Payload), `{"trigger":"ping","depth":17}`; got != want {
 		t.Fatalf("payload = %s, want %s", got, want)
 	}
 	want := store.Provenance{Actor: "engine", Via: "engine", Trigger: "ping", Delivery: "dlv-9", CausedBy: 40, Root: 40, Depth: 17}

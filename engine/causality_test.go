@@ -39,7 +39,7 @@ func checkPark(e *env, cause int64, n int, trigger string) engine.DeliveryInfo {
 	if err := json.Unmarshal(park.Payload, &payload); err != nil {
 		e.t.Fatal(err)
 	}
-	if len(payload) != 3 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) || payload["limit"] != causality.LimitDepth {
+	if len(payload) != 2 || payload["trigger"] != trigger || payload["depth"] != float64(n+1) {
 		e.t.Fatalf("park payload %s, want trigger %s depth %d", park.Payload, trigger, n+1)
 	}
 	parked := e.deliveries(trigger, store.DeliveryParked)
