@@ -47,7 +47,11 @@ func (f *feeds) join(ctx context.Context, space string, hub *watch.Hub, d *Defin
 		}
 		fd = newFeed(f, space, hub, sp.Head)
 		f.by[space] = fd
+		// The view joins before the feed runs: its first read judges
+		// with an index (a feed never reads with none).
+		fd.add(d)
 		go fd.run()
+		return fd, nil
 	}
 	fd.add(d)
 	return fd, nil
