@@ -124,7 +124,10 @@ func measure(ctx context.Context, window time.Duration, o op, best map[string]fi
 	return nil
 }
 
-// rows turns the figures into the comparisons of issue 5.
+// rows turns the figures into the comparisons of issue 15: strict
+// durability against the peers that also fsync every acknowledged write
+// (raw PostgreSQL INSERT transactions, JetStream with fsync always), relaxed
+// durability against JetStream's default store, which does not.
 func rows(f map[string]figures) []report.Row {
 	row := func(measure, eddy string, ev float64, peer string, pv float64) report.Row {
 		return report.Row{Measure: measure, Unit: "commits/s", Eddy: eddy, EddyVal: ev, Peer: peer, PeerVal: pv}
@@ -132,16 +135,16 @@ func rows(f map[string]figures) []report.Row {
 	const eS, eP, eR = "eddy (SQLite)", "eddy (PostgreSQL)", "eddy (SQLite, relaxed)"
 	sqlite, pg, js, sync, raw, relaxed := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax]
 	return []report.Row{
-		row("1 writer", eP, pg[1], "raw PG INSERT tx", raw[1]).RatioAtLeast(0.7, "≥ 0.70×"),
+		row("1 writer", eP, pg[1], "raw PG INSERT tx", raw[1]).RatioAtLeast(0.5, "≥ 0.50×"),
 		row("16 writers", eP, pg[16], "raw PG INSERT tx", raw[16]),
 		row("16 writers ÷ 1 writer", eP+" 16w", pg[16], eP+" 1w", pg[1]).RatioAtLeast(5, "≥ 5×"),
-		row("1 writer", eS, sqlite[1], "JetStream sync publish", js[1]).RatioAtLeast(1, "≥ 1×"),
-		row("16 writers", eS, sqlite[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
-		row("16 writers ÷ 1 writer", eS+" 16w", sqlite[16], eS+" 1w", sqlite[1]).RatioAtLeast(5, "≥ 5×"),
-		row("1 writer", eP, pg[1], "JetStream sync publish", js[1]).RatioAtLeast(1, "≥ 1×"),
-		row("16 writers", eP, pg[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
-		row("1 writer", eS, sqlite[1], "JetStream, fsync always", sync[1]),
+		row("1 writer", eS, sqlite[1], "JetStream, fsync always", sync[1]).RatioAtLeast(1, "≥ 1×"),
 		row("16 writers", eS, sqlite[16], "JetStream, fsync always", sync[16]),
+		row("16 writers ÷ 1 writer", eS+" 16w", sqlite[16], eS+" 1w", sqlite[1]).RatioAtLeast(5, "≥ 5×"),
+		row("1 writer", eP, pg[1], "JetStream, fsync always", sync[1]),
+		row("16 writers", eP, pg[16], "JetStream, fsync always", sync[16]),
+		row("1 writer", eS, sqlite[1], "JetStream sync publish", js[1]),
+		row("16 writers", eS, sqlite[16], "JetStream sync publish", js[16]),
 		row("1 writer, relaxed", eR, relaxed[1], "JetStream sync publish", js[1]),
 		row("16 writers, relaxed", eR, relaxed[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
 	}
