@@ -55,6 +55,9 @@ type Store struct {
 	// r is the pool of read-only connections.
 	r *sql.DB
 
+	// ckpt runs the WAL checkpoints the write connection does not.
+	ckpt *checkpointer
+
 	wstmts stmtCache
 	rstmts stmtCache
 	// writesReady is set once WriteBegin's statements are prepared.
@@ -93,7 +96,12 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
 	}
-	return &Store{w: w, r: r}, nil
+	ckpt, err := startCheckpointer(ctx, dsn(abs, false, busy, o.Synchronous))
+	if err != nil {
+		_ = errors.Join(w.Close(), r.Close())
+		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
+	}
+	return &Store{w: w, r: r, ckpt: ckpt}, nil
 }
 
 // ownerOnly creates the database file at abs with mode 0600 if it is
@@ -117,8 +125,8 @@ func ownerOnly(abs string) error {
 }
 
 // dsn builds a modernc URI for the file at abs. The writer converts the
-// file to WAL and opens its transactions with BEGIN IMMEDIATE; readers are
-// query-only.
+// file to WAL, opens its transactions with BEGIN IMMEDIATE and leaves
+// checkpoints to the checkpointer (checkpoint.go); readers are query-only.
 func dsn(abs string, readOnly bool, busyMillis, sync string) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+busyMillis+")")
@@ -128,6 +136,7 @@ func dsn(abs string, readOnly bool, busyMillis, sync string) string {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous("+sync+")")
 		q.Add("_pragma", "cache_size(-16000)")
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 		q.Set("_txlock", "immediate")
 	}
 	q.Add("_pragma", "foreign_keys(0)")
@@ -151,11 +160,12 @@ func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes both connection pools. An open WriteTx is rolled back.
+// Close stops the checkpointer and closes the connection pools. An open
+// WriteTx is rolled back.
 func (s *Store) Close() error {
 	s.wstmts.close()
 	s.rstmts.close()
-	return errors.Join(s.w.Close(), s.r.Close())
+	return errors.Join(s.ckpt.close(), s.w.Close(), s.r.Close())
 }
 
 // stmtCache prepares each query once per pool; database/sql then prepares
@@ -262,6 +272,7 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.ckpt.committed()
 	return nil
 }
 

@@ -412,7 +412,11 @@ func (t *writeTx) Commit(ctx context.Context) error {
 			return wrap("commit: set head", err)
 		}
 	}
-	return wrap("commit", t.tx.Commit())
+	if err := t.tx.Commit(); err != nil {
+		return wrap("commit", err)
+	}
+	t.s.ckpt.committed()
+	return nil
 }
 
 // Rollback abandons the transaction; it is a no-op after Commit or a
