@@ -59,6 +59,9 @@ type Store struct {
 	rstmts stmtCache
 	// writesReady is set once WriteBegin's statements are prepared.
 	writesReady atomic.Bool
+	// revs mirrors the token generation in memory; nil where memory
+	// mapping is unsupported.
+	revs *revocations
 }
 
 // Open opens (creating it if needed, but not its directory) the database
@@ -93,7 +96,12 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
 	}
-	return &Store{w: w, r: r}, nil
+	revs, err := openRevocations(abs)
+	if err != nil {
+		_ = errors.Join(w.Close(), r.Close())
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	return &Store{w: w, r: r, revs: revs}, nil
 }
 
 // ownerOnly creates the database file at abs with mode 0600 if it is
@@ -151,11 +159,12 @@ func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes both connection pools. An open WriteTx is rolled back.
+// Close closes both connection pools and the revocation counter. An
+// open WriteTx is rolled back.
 func (s *Store) Close() error {
 	s.wstmts.close()
 	s.rstmts.close()
-	return errors.Join(s.w.Close(), s.r.Close())
+	return errors.Join(s.w.Close(), s.r.Close(), s.revs.close())
 }
 
 // stmtCache prepares each query once per pool; database/sql then prepares
