@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +80,7 @@ func TestCreateAuthenticate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !secretPattern.MatchString(secret) {
+	if !wellFormed(secret) {
 		t.Errorf("secret %q is malformed", secret)
 	}
 	if !strings.HasPrefix(tok.ID, "tok_") || len(tok.ID) != len("tok_")+12 {
@@ -307,5 +308,20 @@ func TestBootstrapAdminStoreHoldsOne(t *testing.T) {
 	ts, _ := svc.List(ctx)
 	if len(ts) != 1 {
 		t.Errorf("%d tokens, want the one admin", len(ts))
+	}
+}
+
+// TestWellFormed: the secret check agrees with the pattern it replaces.
+func TestWellFormed(t *testing.T) {
+	t.Parallel()
+	pattern := regexp.MustCompile(`^eddy_[a-z2-7]{52}$`)
+	good := "eddy_" + strings.Repeat("a2z7", 13)
+	cases := []string{good, "", "eddy_", good + "a", good[:len(good)-1], "Eddy_" + good[5:], "eddx_" + good[5:],
+		good[:10] + "1" + good[11:], good[:10] + "8" + good[11:], good[:10] + "A" + good[11:], good[:10] + "{" + good[11:],
+		good[:10] + "`" + good[11:], good[:56] + "\xff", good[:56] + "é"[:1]}
+	for _, c := range cases {
+		if got, want := wellFormed(c), pattern.MatchString(c); got != want {
+			t.Errorf("wellFormed(%q) = %v, want %v", c, got, want)
+		}
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -24,12 +24,35 @@ const secretPrefix = "eddy_"
 // secretBytes is the entropy of a secret.
 const secretBytes = 32
 
-var (
-	b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
-	// secretPattern matches a well-formed secret: the prefix and 32 bytes
-	// in lowercase unpadded base32.
-	secretPattern = regexp.MustCompile(`^` + secretPrefix + `[a-z2-7]{52}$`)
-)
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// secretLen is the length of a secret: the prefix and 32 bytes in
+// lowercase unpadded base32.
+const secretLen = len(secretPrefix) + 52
+
+// notB32 is 1 for every byte outside lowercase base32 ([a-z2-7]).
+var notB32 = func() (t [256]byte) {
+	for c := range t {
+		if !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// wellFormed reports whether secret is the prefix and 52 characters of
+// [a-z2-7]. It reads every character without branching on any, so its
+// time depends on the length alone.
+func wellFormed(secret string) bool {
+	if len(secret) != secretLen {
+		return false
+	}
+	bad := byte(subtle.ConstantTimeCompare([]byte(secret[:len(secretPrefix)]), []byte(secretPrefix)) ^ 1)
+	for i := len(secretPrefix); i < secretLen; i++ {
+		bad |= notB32[secret[i]]
+	}
+	return bad == 0
+}
 
 // maxLabel bounds actor, user and application names.
 const maxLabel = 128
@@ -122,7 +145,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (store.Token, stri
 // Authenticate returns the principal of a secret. An unknown or malformed
 // secret is an unauthorized *problem.Error.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*Principal, error) {
-	if !secretPattern.MatchString(secret) {
+	if !wellFormed(secret) {
 		return nil, problem.New(problem.Unauthorized, "malformed token")
 	}
 	key := sha256.Sum256([]byte(secret))

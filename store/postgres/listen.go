@@ -39,6 +39,8 @@ var (
 // Listen implements store.Notifier: it holds one dedicated connection
 // (outside the pool) that LISTENs on NotifyChannel and calls fn with the
 // space and head of every notification, from this process or any other.
+// The same connection hears TokenChannel, so TokenGeneration answers
+// from memory while it is up.
 // After every (re)connect it calls fn("", -1): notifications may have been
 // missed while no connection listened. A lost connection is re-established
 // with exponential backoff. Listen returns ctx.Err() when ctx ends; fn
@@ -71,9 +73,11 @@ func (l *listener) run(ctx context.Context) error {
 		conn, err := l.connect(ctx)
 		if err == nil {
 			l.recovered()
+			l.store.tokens.invalidate(1)
 			l.fn("", -1)
 			start := time.Now()
 			err = l.receive(ctx, conn)
+			l.store.tokens.invalidate(-1)
 			closeConn(conn)
 			if time.Since(start) >= listenBackoffMax {
 				// A connection that held for a while resets the
@@ -95,7 +99,7 @@ func (l *listener) run(ctx context.Context) error {
 }
 
 // connect opens a dedicated connection with the pool's settings and
-// LISTENs on NotifyChannel.
+// LISTENs on NotifyChannel and TokenChannel.
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	cfg := l.store.pool.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
@@ -106,7 +110,7 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel+"; LISTEN "+TokenChannel); err != nil {
 		closeConn(conn)
 		return nil, fmt.Errorf("listen: %w", err)
 	}
@@ -121,6 +125,8 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
+		case err == nil && n.Channel == TokenChannel:
+			l.store.tokens.invalidate(0)
 		case err == nil:
 			l.deliver(n.Payload)
 		case ctx.Err() != nil:

@@ -35,6 +35,8 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// tokens answers TokenGeneration while Listen hears TokenChannel.
+	tokens tokenGeneration
 }
 
 // Options tune OpenOptions. The zero value is Open's behaviour.

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -75,15 +77,19 @@ func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
 	return out, wrap("list tokens", err)
 }
 
-// TokenDelete revokes a token and advances the token generation in one
-// statement; store.ErrNotFound if absent.
+// TokenDelete revokes a token, advances the token generation and
+// notifies TokenChannel in one statement; store.ErrNotFound if absent.
 func (s *Store) TokenDelete(ctx context.Context, id string) error {
 	const q = `WITH d AS (DELETE FROM tokens WHERE id = $1 RETURNING 1),
 		g AS (UPDATE token_generation SET generation = generation + 1
 			WHERE id = 1 AND EXISTS (SELECT 1 FROM d) RETURNING 1)
-		SELECT count(*) FROM d, g`
+		SELECT count(*) FROM d, g, (SELECT pg_notify('` + TokenChannel + `', '') FROM g) n`
 	var n int
-	if err := s.pool.QueryRow(ctx, q, id).Scan(&n); err != nil {
+	err := s.pool.QueryRow(ctx, q, id).Scan(&n)
+	// Even a failed statement may have committed: this process forgets
+	// the generation at once, without waiting for the notification.
+	s.tokens.invalidate(0)
+	if err != nil {
 		return wrap("delete token", err)
 	}
 	if n == 0 {
@@ -92,9 +98,19 @@ func (s *Store) TokenDelete(ctx context.Context, id string) error {
 	return nil
 }
 
-// TokenGeneration returns the count of token revocations.
+// TokenGeneration returns the count of token revocations. While Listen
+// hears TokenChannel it answers from memory, reading the database after
+// a revocation's notification, a listener's reconnect, and at least
+// every tokenGenerationMaxAge; otherwise it reads the database.
 func (s *Store) TokenGeneration(ctx context.Context) (int64, error) {
-	var g int64
-	err := s.pool.QueryRow(ctx, `SELECT generation FROM token_generation WHERE id = 1`).Scan(&g)
-	return g, wrap("token generation", err)
+	g, epoch, ok := s.tokens.cached()
+	if ok {
+		return g, nil
+	}
+	readAt := time.Now()
+	if err := s.pool.QueryRow(ctx, `SELECT generation FROM token_generation WHERE id = 1`).Scan(&g); err != nil {
+		return 0, wrap("token generation", err)
+	}
+	s.tokens.store(epoch, g, readAt)
+	return g, nil
 }

@@ -62,6 +62,9 @@ type Store struct {
 	rstmts stmtCache
 	// writesReady is set once WriteBegin's statements are prepared.
 	writesReady atomic.Bool
+	// revs mirrors the token generation in memory; nil where memory
+	// mapping is unsupported.
+	revs *revocations
 }
 
 // Open opens (creating it if needed, but not its directory) the database
@@ -96,12 +99,17 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
 	}
-	ckpt, err := startCheckpointer(ctx, dsn(abs, false, busy, o.Synchronous))
+	revs, err := openRevocations(abs)
 	if err != nil {
 		_ = errors.Join(w.Close(), r.Close())
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	ckpt, err := startCheckpointer(ctx, dsn(abs, false, busy, o.Synchronous))
+	if err != nil {
+		_ = errors.Join(w.Close(), r.Close(), revs.close())
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	return &Store{w: w, r: r, ckpt: ckpt}, nil
+	return &Store{w: w, r: r, revs: revs, ckpt: ckpt}, nil
 }
 
 // ownerOnly creates the database file at abs with mode 0600 if it is
@@ -160,12 +168,12 @@ func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close stops the checkpointer and closes the connection pools. An open
-// WriteTx is rolled back.
+// Close stops the checkpointer and closes the connection pools and the
+// revocation counter. An open WriteTx is rolled back.
 func (s *Store) Close() error {
 	s.wstmts.close()
 	s.rstmts.close()
-	return errors.Join(s.ckpt.close(), s.w.Close(), s.r.Close())
+	return errors.Join(s.ckpt.close(), s.w.Close(), s.r.Close(), s.revs.close())
 }
 
 // stmtCache prepares each query once per pool; database/sql then prepares
