@@ -129,6 +129,10 @@ func (t *writeTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return err
+	}
 	st, err := t.stmt(ctx, sqlLockSpace)
 	if err != nil {
 		return err
@@ -221,6 +225,19 @@ func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
 	sr.Entity, err = rowcodec.DecodeSnapshot(ent)
 	sr.CreatedAt = fromMicros(created)
 	return sr, err
+}
+
+// stmtContext is the context the transaction's statements run with: ctx
+// without its cancellation, or ctx's error if it is already done. The
+// driver arms a watcher goroutine per statement run with a cancellable
+// context, and the transaction needs none: its statements are short and
+// run on a lock already held, and database/sql rolls the transaction back
+// (once the running statement returns) when WriteBegin's context ends.
+func stmtContext(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
 }
 
 // Space is the locked space row as read by WriteBegin; Append does not
@@ -376,6 +393,10 @@ func (t *writeTx) exec(ctx context.Context, a appendArgs) error {
 }
 
 func (t *writeTx) run(ctx context.Context, query string, args []any) error {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return err
+	}
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return err
