@@ -346,20 +346,16 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt, err := rowcodec.Marshal(c.Provenance)
-	if err != nil {
-		return nil, err
-	}
 	var causedBy any
 	if c.Provenance.CausedBy != 0 {
 		causedBy = c.Provenance.CausedBy
 	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
-		rowcodec.RawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth, changes}, nil
+		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
-	rt, err := rowcodec.Marshal(sr.Receipt)
+	rt, err := rowcodec.MarshalReceipt(sr.Receipt)
 	if err != nil {
 		return nil, err
 	}
