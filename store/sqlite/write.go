@@ -301,20 +301,14 @@ type appendArgs struct {
 func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendArgs, error) {
 	var a appendArgs
 	var err error
-	if a.commit, err = commitArgs(t.space.ID, c); err != nil {
+	if a.commit, err = commitArgs(t.space.ID, c, t.writeID); err != nil {
 		return a, err
 	}
-	var wid any
-	if t.writeID != 0 {
-		wid = t.writeID
-	}
-	a.commit = append(a.commit, wid)
+	a.records = make([][]any, len(records))
 	for i := range records {
-		args, err := recordArgs(&records[i])
-		if err != nil {
+		if a.records[i], err = recordArgs(t.space.ID, &records[i]); err != nil {
 			return a, err
 		}
-		a.records = append(a.records, append([]any{t.space.ID}, args...))
 	}
 	if c.Receipt.MutationID != "" {
 		var ent *store.Record
@@ -329,7 +323,9 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	return a, nil
 }
 
-func commitArgs(space string, c *store.Commit) ([]any, error) {
+// commitArgs are the insert arguments of a commit row; a writeID of 0
+// stores NULL.
+func commitArgs(space string, c *store.Commit, writeID int64) ([]any, error) {
 	second, err := rowcodec.SecondEntity(c)
 	if err != nil {
 		return nil, err
@@ -350,8 +346,13 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 	if c.Provenance.CausedBy != 0 {
 		causedBy = c.Provenance.CausedBy
 	}
+	var wid any
+	if writeID != 0 {
+		wid = writeID
+	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
-		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes}, nil
+		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes,
+		wid}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
