@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,9 +15,14 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*pending // guarded by mu
 	running bool       // a leader exists; guarded by mu
-	// last is the size of the previous group: under load, writers come
-	// back about that many at a time. guarded by mu.
-	last int
+	// recent are the sizes of the last groups (a ring, next at ri):
+	// under load, writers come back about that many at a time. guarded by
+	// mu.
+	recent [recentGroups]int
+	ri     int
+	// shorter halves the linger per timed-out wait since the last one the
+	// queue filled. guarded by mu.
+	shorter int
 	// full, when set, is closed by submit once the queue holds want
 	// requests: a lingering leader waits on it. guarded by mu.
 	full chan struct{}
@@ -84,33 +90,50 @@ func (l *Log) lead(c *committer, own *pending) {
 	}
 }
 
-// linger waits, at most d, for the queue to fill up to the size of the
-// previous group before the leader takes it: under load the writers the
-// last group answered are on their way back, and one transaction (one
-// lock, one fsync) for all of them beats two. It does not wait when the
-// last group was a single request (no load) or the queue is already that
-// full.
+// recentGroups is how many group sizes linger looks back over.
+const recentGroups = 8
+
+// maxShorter bounds the halvings of the linger: it never drops below
+// 1/16 of Options.Linger.
+const maxShorter = 4
+
+// linger waits for the queue to fill up to the largest recent group size
+// before the leader takes it: under load the writers the recent groups
+// answered are on their way back, and one transaction (one lock, one
+// fsync) for all of them beats two. Aiming at the largest rather than the
+// last size keeps one short group (a writer a little late) from making
+// the next one short too. It waits at most d, halved for each wait since
+// the last one the queue filled (a writer gone for good costs ever less),
+// down to d/16. It does not wait when the recent groups were single
+// requests (no load) or the queue is already that full.
 func (c *committer) linger(d time.Duration, max int) {
 	if d <= 0 {
 		return
 	}
 	c.mu.Lock()
-	want := min(c.last, max)
+	want := min(slices.Max(c.recent[:]), max)
 	if want <= 1 || len(c.queue) >= want {
 		c.mu.Unlock()
 		return
 	}
 	full := make(chan struct{})
 	c.full, c.want = full, want
+	d >>= c.shorter
 	c.mu.Unlock()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-full:
+		c.mu.Lock()
+		c.shorter = 0
+		c.mu.Unlock()
 	case <-t.C:
 		c.mu.Lock()
-		if c.full == full {
+		if c.full == full { // not filled meanwhile
 			c.full = nil
+			c.shorter = min(c.shorter+1, maxShorter)
+		} else {
+			c.shorter = 0
 		}
 		c.mu.Unlock()
 	}
@@ -133,7 +156,8 @@ func (c *committer) take(max int) []*pending {
 		group = append(group, p)
 	}
 	if len(group) > 0 {
-		c.last = len(group)
+		c.recent[c.ri] = len(group)
+		c.ri = (c.ri + 1) % recentGroups
 	}
 	return group
 }

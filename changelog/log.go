@@ -40,9 +40,10 @@ type Options struct {
 	// MaxBatch bounds the requests one group commit takes (default 128).
 	MaxBatch int
 	// Linger bounds how long a group's leader waits for the writers the
-	// previous group answered to come back, so they share one
-	// transaction (default DefaultLinger; negative: never wait). It waits
-	// only when the previous group held several requests.
+	// recent groups answered to come back, so they share one transaction
+	// (default DefaultLinger; negative: never wait). It waits only when
+	// the recent groups held several requests, for as many as the largest
+	// of them, and halves the wait after each one that timed out.
 	Linger time.Duration
 	// Now returns the current time (default time.Now).
 	Now func() time.Time

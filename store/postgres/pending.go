@@ -87,10 +87,7 @@ func (w *pending) addCommit(c store.Commit) error {
 	if err != nil {
 		return err
 	}
-	prov, err := rowcodec.Marshal(c.Provenance)
-	if err != nil {
-		return err
-	}
+	prov := rowcodec.EncodeProvenance(c.Provenance)
 	payload := rowcodec.RawText(c.Payload, "{}")
 	var causedBy *int64
 	if c.Provenance.CausedBy != 0 {
@@ -156,7 +153,7 @@ func (w *pending) addRecord(r store.Record, state rowState) error {
 // with the same mutation id. A stored receipt keeps its exact shape (nil
 // lists stay null), unlike a commit's receipt, which is normalized.
 func (w *pending) addReceipt(r store.StoredReceipt, created time.Time) error {
-	receipt, err := rowcodec.Marshal(r.Receipt)
+	receipt, err := rowcodec.MarshalReceipt(r.Receipt)
 	if err != nil {
 		return err
 	}

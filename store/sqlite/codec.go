@@ -41,8 +41,8 @@ func scanRecord(sc scanner) (store.Record, error) {
 	return r, rowcodec.DecodeRecord(&r, c)
 }
 
-// recordArgs are the insert arguments of an entities row after space.
-func recordArgs(r *store.Record) ([]any, error) {
+// recordArgs are the insert arguments of an entities row.
+func recordArgs(space string, r *store.Record) ([]any, error) {
 	c, err := rowcodec.EncodeRecord(r)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func recordArgs(r *store.Record) ([]any, error) {
 	if kind == "" {
 		kind = store.KindLive
 	}
-	return []any{r.Type, r.ID, r.Version, kind, c.Properties, c.Links, c.GroupVersions,
+	return []any{space, r.Type, r.ID, r.Version, kind, c.Properties, c.Links, c.GroupVersions,
 		micros(r.CreatedAt), micros(r.UpdatedAt)}, nil
 }
 

@@ -129,6 +129,10 @@ func (t *writeTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return err
+	}
 	st, err := t.stmt(ctx, sqlLockSpace)
 	if err != nil {
 		return err
@@ -223,6 +227,19 @@ func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
 	return sr, err
 }
 
+// stmtContext is the context the transaction's statements run with: ctx
+// without its cancellation, or ctx's error if it is already done. The
+// driver arms a watcher goroutine per statement run with a cancellable
+// context, and the transaction needs none: its statements are short and
+// run on a lock already held, and database/sql rolls the transaction back
+// (once the running statement returns) when WriteBegin's context ends.
+func stmtContext(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // Space is the locked space row as read by WriteBegin; Append does not
 // change it.
 func (t *writeTx) Space() store.Space { return t.space }
@@ -284,20 +301,14 @@ type appendArgs struct {
 func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendArgs, error) {
 	var a appendArgs
 	var err error
-	if a.commit, err = commitArgs(t.space.ID, c); err != nil {
+	if a.commit, err = commitArgs(t.space.ID, c, t.writeID); err != nil {
 		return a, err
 	}
-	var wid any
-	if t.writeID != 0 {
-		wid = t.writeID
-	}
-	a.commit = append(a.commit, wid)
+	a.records = make([][]any, len(records))
 	for i := range records {
-		args, err := recordArgs(&records[i])
-		if err != nil {
+		if a.records[i], err = recordArgs(t.space.ID, &records[i]); err != nil {
 			return a, err
 		}
-		a.records = append(a.records, append([]any{t.space.ID}, args...))
 	}
 	if c.Receipt.MutationID != "" {
 		var ent *store.Record
@@ -312,7 +323,9 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	return a, nil
 }
 
-func commitArgs(space string, c *store.Commit) ([]any, error) {
+// commitArgs are the insert arguments of a commit row; a writeID of 0
+// stores NULL.
+func commitArgs(space string, c *store.Commit, writeID int64) ([]any, error) {
 	second, err := rowcodec.SecondEntity(c)
 	if err != nil {
 		return nil, err
@@ -329,20 +342,21 @@ func commitArgs(space string, c *store.Commit) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pt, err := rowcodec.Marshal(c.Provenance)
-	if err != nil {
-		return nil, err
-	}
 	var causedBy any
 	if c.Provenance.CausedBy != 0 {
 		causedBy = c.Provenance.CausedBy
 	}
+	var wid any
+	if writeID != 0 {
+		wid = writeID
+	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
-		rowcodec.RawText(c.Payload, "{}"), rt, pt, causedBy, c.Provenance.Depth, changes}, nil
+		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes,
+		wid}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {
-	rt, err := rowcodec.Marshal(sr.Receipt)
+	rt, err := rowcodec.MarshalReceipt(sr.Receipt)
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +390,10 @@ func (t *writeTx) exec(ctx context.Context, a appendArgs) error {
 }
 
 func (t *writeTx) run(ctx context.Context, query string, args []any) error {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return err
+	}
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return err

@@ -172,7 +172,7 @@ func (t *writeTx) runRows(ctx context.Context, single string, multi map[int]stri
 				break
 			}
 		}
-		var args []any
+		args := make([]any, 0, n*len(rows[0]))
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}

@@ -1,6 +1,7 @@
 package rowcodec
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -13,21 +14,30 @@ import (
 // changes in ordinal order, snapshots in stored form, nil conflict groups
 // as []. Ordinals must be distinct.
 func EncodeChanges(changes []store.Change) (string, error) {
-	cs := make([]store.Change, len(changes))
-	for i, ch := range changes {
-		ch.Before, ch.After = snapshot(ch.Before), snapshot(ch.After)
-		if ch.ConflictGroups == nil {
-			ch.ConflictGroups = []string{}
-		}
-		cs[i] = ch
+	byOrdinal := func(a, b store.Change) int { return cmp.Compare(a.Ordinal, b.Ordinal) }
+	cs := changes
+	if !slices.IsSortedFunc(cs, byOrdinal) {
+		cs = slices.Clone(changes)
+		slices.SortStableFunc(cs, byOrdinal)
 	}
-	slices.SortStableFunc(cs, func(a, b store.Change) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
 	for i := 1; i < len(cs); i++ {
 		if cs[i].Ordinal == cs[i-1].Ordinal {
 			return "", fmt.Errorf("duplicate change ordinal %d", cs[i].Ordinal)
 		}
 	}
-	return Marshal(cs)
+	return encode(func(b *bytes.Buffer) error {
+		b.WriteByte('[')
+		for i := range cs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := appendChange(b, &cs[i]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	})
 }
 
 // DecodeChanges decodes a changes column into a non-nil slice whose
@@ -83,7 +93,19 @@ func SecondEntity(c *store.Commit) (*store.EntityKey, error) {
 }
 
 // EncodeReceipt encodes a commit's receipt, nil lists as [].
-func EncodeReceipt(r store.Receipt) (string, error) { return Marshal(store.NormalizeReceipt(r)) }
+func EncodeReceipt(r store.Receipt) (string, error) { return MarshalReceipt(store.NormalizeReceipt(r)) }
+
+// MarshalReceipt encodes a receipt as it is (nil lists as null), as
+// Marshal would.
+func MarshalReceipt(r store.Receipt) (string, error) {
+	return encode(func(b *bytes.Buffer) error { return appendReceipt(b, &r) })
+}
+
+// EncodeProvenance encodes a commit's provenance, as Marshal would.
+func EncodeProvenance(p store.Provenance) string {
+	s, _ := encode(func(b *bytes.Buffer) error { appendProvenance(b, &p); return nil })
+	return s
+}
 
 // DecodeReceipt decodes a commit's receipt, nil lists as empty.
 func DecodeReceipt(s string) (store.Receipt, error) {

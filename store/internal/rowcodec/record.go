@@ -1,6 +1,7 @@
 package rowcodec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -18,16 +19,16 @@ type RecordColumns struct {
 // links [], and nil group versions null.
 func EncodeRecord(r *store.Record) (RecordColumns, error) {
 	c := RecordColumns{Properties: RawText(r.Properties, "{}")}
-	links := r.Links
-	if links == nil {
-		links = []store.Link{}
-	}
-	var err error
-	if c.Links, err = Marshal(links); err != nil {
-		return c, err
-	}
-	c.GroupVersions, err = Marshal(r.GroupVersions)
-	return c, err
+	c.Links, _ = encode(func(b *bytes.Buffer) error {
+		if r.Links == nil {
+			b.WriteString("[]")
+		} else {
+			appendLinks(b, r.Links)
+		}
+		return nil
+	})
+	c.GroupVersions, _ = encode(func(b *bytes.Buffer) error { appendGroupVersions(b, r.GroupVersions); return nil })
+	return c, nil
 }
 
 // DecodeRecord fills r's JSON fields from their stored columns; links are
@@ -47,33 +48,13 @@ func DecodeRecord(r *store.Record, c RecordColumns) error {
 	return nil
 }
 
-// snapshot returns the stored form of a record inside a change or a
-// receipt: a copy with properties and links never empty, times in UTC at
-// microsecond precision, and no Kind or GroupVersions (neither is
-// encoded). nil stays nil.
-func snapshot(r *store.Record) *store.Record {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	c.Properties = json.RawMessage(RawText(c.Properties, "{}"))
-	if c.Links == nil {
-		c.Links = []store.Link{}
-	}
-	c.CreatedAt = microUTC(c.CreatedAt)
-	c.UpdatedAt = microUTC(c.UpdatedAt)
-	c.Kind = ""
-	c.GroupVersions = nil
-	return &c
-}
-
-// EncodeSnapshot encodes a stored receipt's entity; nil gives nil (SQL
-// NULL).
+// EncodeSnapshot encodes a stored receipt's entity in stored form (see
+// appendSnapshot); nil gives nil (SQL NULL).
 func EncodeSnapshot(r *store.Record) (*string, error) {
 	if r == nil {
 		return nil, nil
 	}
-	s, err := Marshal(snapshot(r))
+	s, err := encode(func(b *bytes.Buffer) error { return appendSnapshot(b, r) })
 	if err != nil {
 		return nil, err
 	}
