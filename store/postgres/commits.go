@@ -68,9 +68,28 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	if p.NoReceipts {
 		query = commitsLeanQuery
 	}
-	raws, err := s.readRawCommits(ctx, "raw commits", query, commitsArgs(p)...)
+	return s.readRawPage(ctx, "raw commits", query, commitsArgs(p)...)
+}
+
+// readRawPage runs a read of whole commits (commitColumns) into an arena
+// (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
+// few allocations, not several per row.
+func (s *Store) readRawPage(ctx context.Context, op, query string, args ...any) ([]store.RawCommit, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, wrap(op, err)
 	}
-	return rowcodec.RawAll(raws), nil
+	defer rows.Close()
+	a := rowcodec.NewArena()
+	dest := a.Dest()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, wrap(op, err)
+		}
+		a.Add()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(op, err)
+	}
+	return a.Commits(), nil
 }
