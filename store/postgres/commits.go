@@ -68,19 +68,20 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	if p.NoReceipts {
 		query = commitsLeanQuery
 	}
-	return s.readRawPage(ctx, "raw commits", query, commitsArgs(p)...)
+	return s.readRawPage(ctx, "raw commits", p.Limit, query, commitsArgs(p)...)
 }
 
 // readRawPage runs a read of whole commits (commitColumns) into an arena
 // (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
-// few allocations, not several per row.
-func (s *Store) readRawPage(ctx context.Context, op, query string, args ...any) ([]store.RawCommit, error) {
+// few allocations, not several per row. The arena is sized for limit rows
+// (up to maxArenaRows) of the size of the last page's rows.
+func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
-	a := rowcodec.NewArena()
+	a := rowcodec.NewArena(min(limit, maxArenaRows), int(s.rawRowBytes.Load()))
 	dest := a.Dest()
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -91,5 +92,14 @@ func (s *Store) readRawPage(ctx context.Context, op, query string, args ...any) 
 	if err := rows.Err(); err != nil {
 		return nil, wrap(op, err)
 	}
+	if n := a.JSONBytesPerRow(); n > 0 {
+		s.rawRowBytes.Store(int64(min(n, maxArenaRowBytes)))
+	}
 	return a.Commits(), nil
 }
+
+// Bounds of the room readRawPage sets aside before a page is read.
+const (
+	maxArenaRows     = 10_000
+	maxArenaRowBytes = 4 << 10
+)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,9 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// rawRowBytes is the mean JSON size of the rows of the last raw
+	// commit page read, to size the next one's arena (readRawPage).
+	rawRowBytes atomic.Int64
 }
 
 // Options tune OpenOptions. The zero value is Open's behaviour.

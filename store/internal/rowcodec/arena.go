@@ -66,9 +66,12 @@ func (c *arenaCol) ScanBytes(b []byte) error {
 	return nil
 }
 
-// NewArena returns an empty arena.
-func NewArena() *Arena {
-	a := &Arena{}
+// NewArena returns an empty arena with room for rows rows of rowBytes
+// bytes of JSON each (estimates; 0 when unknown), so a page's buffers
+// need not grow while it is read.
+func NewArena(rows, rowBytes int) *Arena {
+	rows, rowBytes = max(rows, 0), max(rowBytes, 0)
+	a := &Arena{json: make([]byte, 0, rows*rowBytes), rows: make([]arenaRow, 0, rows)}
 	for i := range a.cols {
 		a.cols[i].buf = &a.json
 		if i < firstJSONCol {
@@ -93,6 +96,15 @@ func (a *Arena) Add() {
 		r.spans[i] = a.cols[i].at
 	}
 	a.rows = append(a.rows, r)
+}
+
+// JSONBytesPerRow returns the mean size of the rows' JSON so far, for the
+// next arena's rowBytes (0 before the first row).
+func (a *Arena) JSONBytesPerRow() int {
+	if len(a.rows) == 0 {
+		return 0
+	}
+	return len(a.json) / len(a.rows)
 }
 
 // Commits returns the rows added, in order, as raw commits (a non-nil

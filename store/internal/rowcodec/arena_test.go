@@ -21,7 +21,7 @@ func TestArenaCommits(t *testing.T) {
 		{Row: store.Row{Seq: 2, TS: ts.UTC(), Actor: "bb", Op: "delete", EntityID: "e2", Type: "note", Payload: json.RawMessage(`null`)},
 			Changes: json.RawMessage(`[]`), Receipt: json.RawMessage{}, Provenance: json.RawMessage(`{}`)},
 	}
-	a := NewArena()
+	a := NewArena(1, 8)
 	for _, c := range want {
 		dest := a.Dest()
 		*dest[0].(*int64), *dest[1].(*time.Time) = c.Seq, ts
@@ -47,7 +47,7 @@ func TestArenaCommits(t *testing.T) {
 
 func TestArenaEmpty(t *testing.T) {
 	t.Parallel()
-	if got := NewArena().Commits(); got == nil || len(got) != 0 {
+	if got := NewArena(0, 0).Commits(); got == nil || len(got) != 0 {
 		t.Fatalf("Commits of an empty arena = %#v, want an empty slice", got)
 	}
 }
