@@ -74,14 +74,16 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 // readRawPage runs a read of whole commits (commitColumns) into an arena
 // (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
 // few allocations, not several per row. The arena is sized for limit rows
-// (up to maxArenaRows) of the size of the last page's rows.
+// of the size of the last page's rows (up to maxArenaRows rows and
+// maxArenaBytes bytes).
 func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
-	a := rowcodec.NewArena(min(limit, maxArenaRows), int(s.rawRowBytes.Load()))
+	room := max(min(limit, maxArenaRows), 1)
+	a := rowcodec.NewArena(room, min(int(s.rawRowBytes.Load()), maxArenaBytes/room))
 	dest := a.Dest()
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -93,13 +95,13 @@ func (s *Store) readRawPage(ctx context.Context, op string, limit int, query str
 		return nil, wrap(op, err)
 	}
 	if n := a.JSONBytesPerRow(); n > 0 {
-		s.rawRowBytes.Store(int64(min(n, maxArenaRowBytes)))
+		s.rawRowBytes.Store(int64(n))
 	}
 	return a.Commits(), nil
 }
 
 // Bounds of the room readRawPage sets aside before a page is read.
 const (
-	maxArenaRows     = 10_000
-	maxArenaRowBytes = 4 << 10
+	maxArenaRows  = 10_000
+	maxArenaBytes = 8 << 20
 )
