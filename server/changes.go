@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/changelog"
@@ -155,12 +156,31 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	if page.Commits, err = readableCommits(rd, page.Commits); err != nil {
 		return err
 	}
-	b, err := page.AppendJSON(make([]byte, 0, 64<<10))
+	buf := pageBuffers.Get().(*[]byte)
+	defer putPageBuffer(buf)
+	b, err := page.AppendJSON((*buf)[:0])
 	if err != nil {
 		return fmt.Errorf("pull: %w", err)
 	}
 	s.writeEncoded(w, http.StatusOK, b)
+	*buf = b
 	return nil
+}
+
+// pageBuffers holds the buffers pull pages are encoded into, so a
+// catch-up does not allocate (and clear) a page-sized buffer per request.
+// The response writer copies the bytes before it returns.
+var pageBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledPage bounds the buffers pageBuffers keeps, so one huge page
+// does not stay in memory.
+const maxPooledPage = 4 << 20
+
+// putPageBuffer returns buf to pageBuffers unless it grew too large.
+func putPageBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledPage {
+		pageBuffers.Put(buf)
+	}
 }
 
 // readableCommits drops the commits a reader may not read (auth's

@@ -15,11 +15,20 @@ type RawCommit struct {
 	Changes    json.RawMessage `json:"changes"`
 	Receipt    json.RawMessage `json:"receipt"`
 	Provenance json.RawMessage `json:"provenance"`
+	// changeCount is ChangeCount's answer plus one, 0 until it is asked.
+	changeCount int
 }
 
 // ChangeCount returns the number of changes without decoding them: the
-// elements of the stored JSON array.
-func (r *RawCommit) ChangeCount() int { return arrayLen(r.Changes) }
+// elements of the stored JSON array. The count is kept, so a page cut
+// twice (a pull, then the evaluator's batches) scans each commit once;
+// like any write to r, it must not race with another use of r.
+func (r *RawCommit) ChangeCount() int {
+	if r.changeCount == 0 {
+		r.changeCount = arrayLen(r.Changes) + 1
+	}
+	return r.changeCount - 1
+}
 
 // Decode returns the commit with its JSON decoded and normalized as the
 // drivers' Commits return it (NormalizeChange, NormalizeReceipt).

@@ -68,9 +68,40 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	if p.NoReceipts {
 		query = commitsLeanQuery
 	}
-	raws, err := s.readRawCommits(ctx, "raw commits", query, commitsArgs(p)...)
-	if err != nil {
-		return nil, err
-	}
-	return rowcodec.RawAll(raws), nil
+	return s.readRawPage(ctx, "raw commits", p.Limit, query, commitsArgs(p)...)
 }
+
+// readRawPage runs a read of whole commits (commitColumns) into an arena
+// (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
+// few allocations, not several per row. The arena is sized for limit rows
+// of the size of the last page's rows (up to maxArenaRows rows and
+// maxArenaBytes bytes).
+func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	defer rows.Close()
+	room := max(min(limit, maxArenaRows), 1)
+	a := rowcodec.NewArena(room, min(int(s.rawRowBytes.Load()), maxArenaBytes/room))
+	dest := a.Dest()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, wrap(op, err)
+		}
+		a.Add()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(op, err)
+	}
+	if n := a.JSONBytesPerRow(); n > 0 {
+		s.rawRowBytes.Store(int64(n))
+	}
+	return a.Commits(), nil
+}
+
+// Bounds of the room readRawPage sets aside before a page is read.
+const (
+	maxArenaRows  = 10_000
+	maxArenaBytes = 8 << 20
+)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,10 +9,12 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 
@@ -37,6 +40,9 @@ type Store struct {
 	now  func() time.Time
 	// tokens answers TokenGeneration while Listen hears TokenChannel.
 	tokens tokenGeneration
+	// rawRowBytes is the mean JSON size of the rows of the last raw
+	// commit page read, to size the next one's arena (readRawPage).
+	rawRowBytes atomic.Int64
 }
 
 // Options tune OpenOptions. The zero value is Open's behaviour.
@@ -67,6 +73,7 @@ func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	cfg.ConnConfig.BuildFrontend = bufferedFrontend
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -76,6 +83,17 @@ func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
 	return &Store{pool: pool, now: time.Now}, nil
+}
+
+// readBuffer is the size of each connection's socket read buffer. pgx
+// reads in 8 KiB chunks by default; a catch-up streams pages of megabytes,
+// and larger reads cost far fewer system calls per row.
+const readBuffer = 128 << 10
+
+// bufferedFrontend is pgx's frontend reading through a readBuffer-sized
+// buffer.
+func bufferedFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
+	return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
 }
 
 // Pool returns the underlying connection pool.

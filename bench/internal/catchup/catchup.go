@@ -9,6 +9,7 @@ package catchup
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
@@ -42,7 +43,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	got := map[string]float64{}
 	for _, r := range readers {
 		c.Log.Info("catch-up", "reader", r.name)
-		t := time.Now()
+		t, cpu := time.Now(), processCPU()
 		var n int64
 		err := harness.Labeled(ctx, "reader", r.name, func(ctx context.Context) (err error) {
 			n, err = r.read(ctx, e, int64(rows))
@@ -55,6 +56,8 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 			return sec, fmt.Errorf("catch-up: %s read %d rows, want %d", r.name, n, rows)
 		}
 		got[r.name] = float64(n) / time.Since(t).Seconds()
+		c.Log.Info("catch-up read", "reader", r.name, "took", time.Since(t).Round(time.Millisecond),
+			"cpu", (processCPU() - cpu).Round(time.Millisecond))
 	}
 	raw := max(got["raw"], got["raw again"])
 	for _, name := range []string{"watcher", "pull reader", "trigger"} {
@@ -67,4 +70,15 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		"Watcher: GET .../changes?watch=1&from=0 through eddy's HTTP server, read until the last row. Pull: GET .../log?after=N&limit=1000 through the same server on one keep-alive connection, whole commits with their changes and receipts, each page read whole. Trigger: a go function's trigger on task rows with start \"beginning\" and when int(entity.properties.n) % 1000 == 0 (0.1% of the rows), timed from saving it until its cursor reaches the head.",
 	}
 	return sec, nil
+}
+
+// processCPU returns the user and system CPU time this process has used
+// (0 where getrusage is unavailable): logged per reader, so a change's
+// CPU per row can be compared run against run.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
