@@ -31,12 +31,18 @@ type RootCount struct {
 	LastSeq int64
 }
 
-// RootCountTx updates causal budget counters inside a write transaction.
+// RootCountTx reads and updates causal budget counters inside a write
+// transaction.
 type RootCountTx interface {
 	// RootCountAdd adds each count to its root's counter in the
 	// transaction's space, creating it: Rows are added, Parked is or-ed,
 	// LastSeq is kept at the greatest. One statement per root.
 	RootCountAdd(ctx context.Context, counts []RootCount) error
+	// RootCounts returns the counters of the named roots of the
+	// transaction's space as this transaction sees them (its own
+	// RootCountAdd calls included), read in one statement; a root with no
+	// counter is absent.
+	RootCounts(ctx context.Context, roots []int64) (map[int64]RootCount, error)
 }
 
 // RootCountStore reads causal budget counters.

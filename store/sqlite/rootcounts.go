@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -21,9 +22,8 @@ parked = max(root_counts.parked, excluded.parked), last_seq = max(root_counts.la
 
 // RootCounts returns the causal budget counters of the named roots.
 func (s *Store) RootCounts(ctx context.Context, space string, roots []int64) (map[int64]store.RootCount, error) {
-	out := make(map[int64]store.RootCount, len(roots))
 	if len(roots) == 0 {
-		return out, nil
+		return map[int64]store.RootCount{}, nil
 	}
 	list, err := json.Marshal(roots)
 	if err != nil {
@@ -33,7 +33,37 @@ func (s *Store) RootCounts(ctx context.Context, space string, roots []int64) (ma
 	if err != nil {
 		return nil, wrap("root counts", err)
 	}
+	return scanRootCounts(rows, len(roots))
+}
+
+// RootCounts returns the counters of the named roots as the transaction
+// sees them.
+func (t *writeTx) RootCounts(ctx context.Context, roots []int64) (map[int64]store.RootCount, error) {
+	if err := t.usable(); err != nil {
+		return nil, fmt.Errorf("sqlite: root counts: %w", err)
+	}
+	if len(roots) == 0 {
+		return map[int64]store.RootCount{}, nil
+	}
+	list, err := json.Marshal(roots)
+	if err != nil {
+		return nil, wrap("root counts", err)
+	}
+	st, err := t.stmt(ctx, sqlRootCounts)
+	if err != nil {
+		return nil, wrap("root counts", err)
+	}
+	rows, err := st.QueryContext(ctx, t.space.ID, string(list))
+	if err != nil {
+		return nil, wrap("root counts", err)
+	}
+	return scanRootCounts(rows, len(roots))
+}
+
+// scanRootCounts reads and closes the rows of sqlRootCounts.
+func scanRootCounts(rows *sql.Rows, n int) (map[int64]store.RootCount, error) {
 	defer rows.Close()
+	out := make(map[int64]store.RootCount, n)
 	for rows.Next() {
 		var c store.RootCount
 		if err := rows.Scan(&c.Root, &c.Rows, &c.Parked, &c.LastSeq); err != nil {

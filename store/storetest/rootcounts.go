@@ -95,3 +95,76 @@ func (h *harness) wantRootCounts(space string, roots []int64, want map[int64]sto
 		}
 	}
 }
+
+// testRootCountsTx covers RootCountTx.RootCounts: inside a write
+// transaction, plain or optimistic, the counters read are the stored ones
+// plus the transaction's own additions, of its space only, and a
+// rolled-back transaction's additions are gone.
+func testRootCountsTx(t *testing.T, open OpenFunc) {
+	t.Parallel()
+	st := open(t)
+	for _, sp := range []string{"s", "other"} {
+		if _, err := st.SpaceCreate(ctx0, sp, "e"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func(space string, counts ...store.RootCount) {
+		t.Helper()
+		tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx0) }()
+		if err := tx.RootCountAdd(ctx0, counts); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("s", store.RootCount{Root: 1, Rows: 3, LastSeq: 4}, store.RootCount{Root: 2, Rows: 1, LastSeq: 5})
+	add("other", store.RootCount{Root: 1, Rows: 9, LastSeq: 9})
+	want := func(tx store.WriteTx, roots []int64, want map[int64]store.RootCount) {
+		t.Helper()
+		got, err := tx.RootCounts(ctx0, roots)
+		if err != nil {
+			t.Fatalf("root counts %v: %v", roots, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("root counts %v = %+v, want %+v", roots, got, want)
+		}
+		for r, w := range want {
+			if got[r] != w {
+				t.Fatalf("root count %d = %+v, want %+v", r, got[r], w)
+			}
+		}
+	}
+	for _, optimistic := range []bool{false, true} {
+		t.Run(fmt.Sprintf("optimistic=%v", optimistic), func(t *testing.T) {
+			p := store.WriteBeginParams{Space: "s"}
+			if optimistic {
+				p.Expect = &store.Expectation{}
+			}
+			tx, err := st.WriteBegin(ctx0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback(ctx0) }()
+			want(tx, nil, map[int64]store.RootCount{})
+			want(tx, []int64{1, 2, 99}, map[int64]store.RootCount{
+				1: {Root: 1, Rows: 3, LastSeq: 4}, 2: {Root: 2, Rows: 1, LastSeq: 5}})
+			if err := tx.RootCountAdd(ctx0, []store.RootCount{{Root: 1, Rows: 2, LastSeq: 7}, {Root: 99, Parked: true}}); err != nil {
+				t.Fatal(err)
+			}
+			want(tx, []int64{1, 99}, map[int64]store.RootCount{
+				1: {Root: 1, Rows: 5, LastSeq: 7}, 99: {Root: 99, Parked: true}})
+			if err := tx.Rollback(ctx0); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	got, err := st.RootCounts(ctx0, "s", []int64{1, 99})
+	if err != nil || len(got) != 1 || got[1] != (store.RootCount{Root: 1, Rows: 3, LastSeq: 4}) {
+		t.Fatalf("root counts after rollbacks = %+v, %v", got, err)
+	}
+}

@@ -44,6 +44,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("TwoLogs", func(t *testing.T) { testTwoLogs(t, open) })
 	t.Run("CausedBy", func(t *testing.T) { testCausedBy(t, open) })
 	t.Run("RootCounts", func(t *testing.T) { testRootCounts(t, open) })
+	t.Run("RootCountsTx", func(t *testing.T) { testRootCountsTx(t, open) })
 	t.Run("Views", func(t *testing.T) { testViews(t, open) })
 	t.Run("Clients", func(t *testing.T) { testClients(t, open) })
 	t.Run("Journal", func(t *testing.T) { testJournal(t, open) })
