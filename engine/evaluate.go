@@ -82,7 +82,7 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 			return false, fmt.Errorf("judge after %d: %w", lo, err)
 		}
 		if err == nil {
-			err = sr.decide(ctx, nb, spent)
+			err = sr.decide(ctx, sr.storedCounts, nb, spent)
 		}
 		if err != nil {
 			more = true
@@ -226,12 +226,24 @@ func newBatches(ts map[string]*trig) map[string]*batch {
 	return out
 }
 
+// rootCounts reads the causal budget counters of roots of the space: the
+// evaluator reads the store (store.RootCountStore), the in-commit path
+// its own transaction (store.RootCountTx).
+type rootCounts func(ctx context.Context, roots []int64) (map[int64]store.RootCount, error)
+
+// storedCounts reads the counters from the store.
+func (sr *spaceRun) storedCounts(ctx context.Context, roots []int64) (map[int64]store.RootCount, error) {
+	return sr.e.st.RootCounts(ctx, sr.id, roots)
+}
+
 // decide applies the causality limits to every delivery of the batches
-// (batch.decide). spent holds what each root has caused, shared by the
-// pages of one evaluation: the counters of roots it does not hold yet are
-// read in one query, and a budget park marks its root there, so a later
+// (batch.decide), trigger by trigger in name order, so which trigger's
+// delivery writes a root's one budget park row never depends on map
+// order. spent holds what each root has caused, shared by the pages of
+// one evaluation: the counters of roots it does not hold yet are read in
+// one query (read), and a budget park marks its root there, so a later
 // page parks quietly.
-func (sr *spaceRun) decide(ctx context.Context, batches map[string]*batch, spent map[int64]causality.Spent) error {
+func (sr *spaceRun) decide(ctx context.Context, read rootCounts, batches map[string]*batch, spent map[int64]causality.Spent) error {
 	var roots []int64
 	seen := map[int64]bool{}
 	for _, b := range batches {
@@ -243,28 +255,18 @@ func (sr *spaceRun) decide(ctx context.Context, batches map[string]*batch, spent
 			}
 		}
 	}
-	if err := sr.spent(ctx, roots, spent); err != nil {
-		return err
+	if len(roots) > 0 {
+		counts, err := read(ctx, roots)
+		if err != nil {
+			return fmt.Errorf("read root counts: %w", err)
+		}
+		for _, r := range roots {
+			c := counts[r]
+			spent[r] = causality.Spent{Rows: c.Rows, Parked: c.Parked}
+		}
 	}
-	for _, b := range batches {
-		b.decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, spent)
-	}
-	return nil
-}
-
-// spent reads the causal budget counters of roots into out, as
-// causality.Spent (a root with no counter has caused nothing).
-func (sr *spaceRun) spent(ctx context.Context, roots []int64, out map[int64]causality.Spent) error {
-	if len(roots) == 0 {
-		return nil
-	}
-	counts, err := sr.e.st.RootCounts(ctx, sr.id, roots)
-	if err != nil {
-		return fmt.Errorf("read root counts: %w", err)
-	}
-	for _, r := range roots {
-		c := counts[r]
-		out[r] = causality.Spent{Rows: c.Rows, Parked: c.Parked}
+	for _, name := range slices.Sorted(maps.Keys(batches)) {
+		batches[name].decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, spent)
 	}
 	return nil
 }

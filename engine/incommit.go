@@ -33,8 +33,6 @@ import (
 //   - a delivery past the causality cap or the causal budget needs a
 //     park row (park rows are commits of their own, appended by the
 //     evaluator);
-//   - a delivery's cause is a delivery-authored row: its root's causal
-//     budget counter is read by the evaluator (causedByRoots);
 //   - the trigger's last in-commit advance was fenced (trig.fenced).
 //
 // A fenced advance (the lease was lost) fails the group's transaction;
@@ -86,39 +84,24 @@ func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.
 	if !sr.mu.TryLock() {
 		return nil, nil
 	}
-	p := sr.planInCommit(g)
-	if p == nil {
+	p, err := sr.planInCommit(ctx, tx, g)
+	if p == nil || err != nil {
 		sr.mu.Unlock()
-		return nil, nil
+		return nil, err
 	}
 	finish := func(err error) { sr.settleInCommit(p, err) }
 	advances, _, _ := advancesOf(p.batches, p.end)
 	return finish, tx.TriggerAdvanceTx(ctx, advances)
 }
 
-// causedByRoots reports whether every delivery of the batches is caused
-// by a root write (an API write or a fire row, which is its own root).
-// Such a root is in the group being committed, so it has caused no row
-// yet and the causal budget needs no counter; a delivery caused by a
-// delivery-authored row needs its root's counter, which the evaluator
-// reads (spaceRun.decide), so the group is left to it.
-func causedByRoots(batches map[string]*batch) bool {
-	for _, b := range batches {
-		for _, c := range b.causes {
-			if c.RootSeq() != c.Seq {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // planInCommit judges the group for the triggers whose cursor is at its
-// predecessor; nil when it must be left to the evaluator. The caller
-// holds sr.mu.
-func (sr *spaceRun) planInCommit(g changelog.InCommitGroup) *inCommitPlan {
+// predecessor; nil when it must be left to the evaluator. The causal
+// budget counters of the chains the group continues are read in tx, so
+// they hold the group's own rows, as the evaluator would see them. The
+// caller holds sr.mu.
+func (sr *spaceRun) planInCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (*inCommitPlan, error) {
 	if sr.stopped {
-		return nil
+		return nil, nil
 	}
 	active := sr.activeChange()
 	eligible := map[string]*trig{}
@@ -128,30 +111,37 @@ func (sr *spaceRun) planInCommit(g changelog.InCommitGroup) *inCommitPlan {
 		}
 	}
 	if len(eligible) == 0 || !sr.indexCurrent(active) {
-		return nil
+		return nil, nil
 	}
 	p := &inCommitPlan{batches: newBatches(eligible), commits: g.Commits,
 		end: g.Commits[len(g.Commits)-1].Seq, all: len(eligible) == len(active), started: time.Now()}
 	budget := triggers.Budget{Candidates: sr.e.opts.InCommitCandidates, Cost: sr.e.opts.InCommitCost}
 	if !sr.judgeInto(sr.index, p.batches, g.Commits, &budget) {
 		sr.e.inCommitSkips.Add(1)
-		return nil
+		return nil, nil
 	}
-	if !causedByRoots(p.batches) {
-		return nil
+	// A root written in this group has caused nothing yet: its causal
+	// budget is whole, and a group of root writes reads no counter.
+	spent := map[int64]causality.Spent{}
+	for _, b := range p.batches {
+		for _, c := range b.causes {
+			if c.RootSeq() == c.Seq {
+				spent[c.Seq] = causality.Spent{}
+			}
+		}
+	}
+	if err := sr.decide(ctx, tx.RootCounts, p.batches, spent); err != nil {
+		return nil, err
 	}
 	for _, b := range p.batches {
-		// A root written in this group has caused nothing yet: its
-		// causal budget is whole (see causedByRoots).
-		b.decide(sr.e.opts.SpaceCap, sr.e.opts.SpaceBudget, map[int64]causality.Spent{})
 		if len(b.parks) > 0 {
-			return nil
+			return nil, nil
 		}
 	}
 	if p.all {
 		sr.judging.Store(p.end)
 	}
-	return p
+	return p, nil
 }
 
 // settleInCommit ends one in-commit judging with the transaction's

@@ -44,7 +44,8 @@ var whens = []string{
 
 // newScenario draws triggers (types, ops incl. park, filters, coalesce,
 // echo, causality caps) and writes (several mutations per request,
-// echo rows authored by a trigger, rows deep enough to be parked).
+// echo rows authored by a trigger, chains of rows caused by earlier ones
+// against a few roots, rows deep enough to be parked).
 func newScenario(seed uint64) scenario {
 	r := rand.New(rand.NewPCG(seed, 15))
 	sc := scenario{triggers: map[string]string{}}
@@ -72,11 +73,18 @@ func newScenario(seed uint64) scenario {
 		sc.triggers[name] = string(raw)
 	}
 	live := map[string]bool{}
-	for range 24 {
+	for i := range 24 {
 		req := changelog.WriteRequest{Space: space, Provenance: store.Provenance{Actor: "owner", Via: "api"}}
-		if r.IntN(4) == 0 {
+		if r.IntN(3) == 0 {
 			name := names[r.IntN(len(names))]
 			req.Provenance = store.Provenance{Actor: "trigger:" + name, Via: "trigger", Trigger: name, Depth: r.IntN(5)}
+			if i > 0 && r.IntN(3) > 0 {
+				// A chain: caused by an earlier row (every write appends
+				// at least one), counting against one of two roots.
+				req.Provenance.CausedBy = 1 + int64(r.IntN(i))
+				req.Provenance.Root = 1 + int64(r.IntN(int(min(req.Provenance.CausedBy, 2))))
+				req.Provenance.Delivery = fmt.Sprint("d", i)
+			}
 		}
 		for range 1 + r.IntN(4) {
 			req.Mutations = append(req.Mutations, randomMutation(r, live))
@@ -173,8 +181,8 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 
 // The in-commit path and the evaluator agree exactly: random triggers
 // (coalesce, filters that error, echo, engine ops, causality caps) over
-// random writes (several commits per write, echo rows, rows deep enough
-// to be parked with a park row) leave the same rows, the same stance of
+// random writes (several commits per write, echo rows, chains past the
+// causal budget, rows deep enough to be parked with a park row) leave the same rows, the same stance of
 // every trigger on every row and the same deliveries (trigger, seq,
 // entity, depth, status) whether the rows were judged inside their
 // commit or by the evaluator after it.
@@ -185,6 +193,7 @@ func TestInCommitAgreesWithEvaluator(t *testing.T) {
 				sc := newScenario(seed)
 				opts := testOptions()
 				opts.SpaceCap = 3
+				opts.SpaceBudget = 4
 				in := runScenario(t, open(t), sc, opts)
 				opts.InCommitCandidates = -1
 				ev := runScenario(t, open(t), sc, opts)
