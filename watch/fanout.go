@@ -24,9 +24,10 @@ const fanChunk = 256
 
 // scratch is a fan-out worker's buffers.
 type scratch struct {
-	sel   []bool // the rows of the batch the watcher's filter selects
-	body  []byte // its lines
-	frame []byte // its chunk
+	sel     []bool     // the rows of the batch the watcher's filter selects
+	body    []byte     // its lines
+	frame   []byte     // its chunk
+	dropped []*watcher // the watchers this batch dropped
 }
 
 // outBatch is one batch as the fan-out offers it.
@@ -37,11 +38,23 @@ type outBatch struct {
 }
 
 // fanOut offers batch to every watcher in sh.snap, split among up to
-// GOMAXPROCS workers, and returns when all are done.
+// GOMAXPROCS workers, and returns when all are done, with the watchers it
+// dropped unregistered.
 func (sh *spaceHub) fanOut(batch []item) {
+	k := sh.offer(batch)
+	for i := range sh.scratch[:k] {
+		sh.forget(sh.scratch[i].dropped)
+		clear(sh.scratch[i].dropped)
+		sh.scratch[i].dropped = sh.scratch[i].dropped[:0]
+	}
+}
+
+// offer offers batch to every watcher in sh.snap and returns the number
+// of workers (and scratches) it used.
+func (sh *spaceHub) offer(batch []item) int {
 	n := len(sh.snap)
 	if n == 0 {
-		return
+		return 0
 	}
 	k := min(runtime.GOMAXPROCS(0), (n+fanChunk-1)/fanChunk)
 	if len(sh.scratch) < k {
@@ -56,7 +69,7 @@ func (sh *spaceHub) fanOut(batch []item) {
 	sh.scratch[0].body = body
 	if k == 1 {
 		offerAll(sh.snap, b, &sh.scratch[0])
-		return
+		return 1
 	}
 	per := (n + k - 1) / k
 	var wg sync.WaitGroup
@@ -66,6 +79,26 @@ func (sh *spaceHub) fanOut(batch []item) {
 		wg.Go(func() { offerAll(part, b, sc) })
 	}
 	wg.Wait()
+	return k
+}
+
+// forget unregisters the watchers in ws that are still dropped, so that
+// an idle hub stops reading while their goroutines are busy (a dropped
+// watcher blocked on a client that does not read); each one's goroutine
+// leaves and catches up by itself.
+func (sh *spaceHub) forget(ws []*watcher) {
+	if len(ws) == 0 {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, w := range ws {
+		w.mu.Lock()
+		if w.dropped {
+			delete(sh.watchers, w)
+		}
+		w.mu.Unlock()
+	}
 }
 
 func offerAll(ws []*watcher, b *outBatch, sc *scratch) {
@@ -86,7 +119,7 @@ func (wt *watcher) offer(b *outBatch, sc *scratch) {
 		frame, ok := wt.frameFor(b, sc)
 		if !ok {
 			wt.direct = false
-			wt.enqueue(b.items)
+			wt.queueOn(b.items, sc)
 			return
 		}
 		if frame == nil {
@@ -100,7 +133,15 @@ func (wt *watcher) offer(b *outBatch, sc *scratch) {
 		wt.signal()
 		return
 	}
-	wt.enqueue(b.items)
+	wt.queueOn(b.items, sc)
+}
+
+// queueOn queues items, noting in sc a watcher it drops. Called with
+// wt.mu held.
+func (wt *watcher) queueOn(items []item, sc *scratch) {
+	if !wt.enqueue(items) {
+		sc.dropped = append(sc.dropped, wt)
+	}
 }
 
 // frameFor judges b's rows for a direct write and returns the chunk to
@@ -157,16 +198,17 @@ func (wt *watcher) frameFor(b *outBatch, sc *scratch) ([]byte, bool) {
 }
 
 // enqueue queues items for the watcher's goroutine, or drops the
-// watcher when its queue would hold more than TailSize rows. Called with
-// wt.mu held.
-func (wt *watcher) enqueue(items []item) {
+// watcher (false) when its queue would hold more than TailSize rows.
+// Called with wt.mu held.
+func (wt *watcher) enqueue(items []item) bool {
+	defer wt.signal()
 	if wt.queued += len(items); wt.queued > wt.h.opts.TailSize {
 		wt.queue, wt.queued, wt.dropped = nil, 0, true
 		wt.sh.drops.Add(1)
-	} else {
-		wt.queue = append(wt.queue, items)
+		return false
 	}
-	wt.signal()
+	wt.queue = append(wt.queue, items)
+	return true
 }
 
 // signal wakes the watcher's goroutine without blocking.
@@ -186,14 +228,16 @@ func (wt *watcher) drop() {
 }
 
 // joined resets the watcher's fan-out state as it joins, with pending
-// (the tail rows it has not seen) queued. Called with the space hub's
-// lock held.
+// (the tail rows it has not seen) queued; they do not count against the
+// queue's bound, which is for the rows the fan-out adds. Called with the
+// space hub's lock held.
 func (wt *watcher) joined(pending []item) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
 	wt.queue, wt.queued, wt.dropped, wt.direct = nil, 0, false, false
 	if len(pending) > 0 {
-		wt.enqueue(pending)
+		wt.queue = append(wt.queue, pending)
+		wt.signal()
 		return
 	}
 	wt.direct = wt.conn != nil
