@@ -168,6 +168,30 @@ func (f *Filter) Match(r *store.Row) bool {
 	return f.Allow == nil || f.Allow(r)
 }
 
+// Verdict is what Filter.Judge makes of one row.
+type Verdict uint8
+
+const (
+	// Rejected: the filter does not select the row.
+	Rejected Verdict = iota
+	// Selected: the filter selects the row.
+	Selected
+	// AskCommit: the row alone does not decide; CommitAllow judges its
+	// commit ((*Log).Admit and (*Log).Keep read it).
+	AskCommit
+)
+
+// Judge judges r by everything but its commit: Match, then NeedsCommit.
+func (f *Filter) Judge(r *store.Row) Verdict {
+	switch {
+	case !f.Match(r):
+		return Rejected
+	case f.NeedsCommit != nil && f.NeedsCommit(r):
+		return AskCommit
+	}
+	return Selected
+}
+
 func (f *Filter) matchFields(r *store.Row) bool {
 	switch {
 	case !inList(f.Types, r.Type) || !inList(f.Ops, r.Op) || !inList(f.Actors, r.Actor):

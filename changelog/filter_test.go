@@ -169,3 +169,25 @@ func FuzzParseFilter(f *testing.F) {
 		_ = flt.Match(row)
 	})
 }
+
+func TestFilterJudge(t *testing.T) {
+	t.Parallel()
+	needs := func(r *store.Row) bool { return r.EntityID == "secret" }
+	tests := []struct {
+		name string
+		f    Filter
+		row  store.Row
+		want Verdict
+	}{
+		{"no filter", Filter{}, store.Row{Type: "task"}, Selected},
+		{"rejected by type", Filter{Types: []string{"note"}}, store.Row{Type: "task"}, Rejected},
+		{"rejected before its commit is asked", Filter{Types: []string{"note"}, NeedsCommit: needs}, store.Row{Type: "task", EntityID: "secret"}, Rejected},
+		{"commit decides", Filter{NeedsCommit: needs}, store.Row{Type: "task", EntityID: "secret"}, AskCommit},
+		{"row decides", Filter{NeedsCommit: needs}, store.Row{Type: "task", EntityID: "open"}, Selected},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Judge(&tt.row); got != tt.want {
+			t.Errorf("%s: Judge = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -16,10 +16,10 @@ func (l *Log) Keep(ctx context.Context, space string, rows []store.Row, f *Filte
 	out := rows[:0]
 	var need []int64
 	for i := range rows {
-		if !f.Match(&rows[i]) {
+		switch f.Judge(&rows[i]) {
+		case Rejected:
 			continue
-		}
-		if f.NeedsCommit != nil && f.NeedsCommit(&rows[i]) {
+		case AskCommit:
 			need = append(need, rows[i].Seq)
 		}
 		out = append(out, rows[i])
@@ -44,11 +44,8 @@ func (l *Log) Keep(ctx context.Context, space string, rows []store.Row, f *Filte
 // Admit reports whether f selects one row of space, reading its commit
 // when f.NeedsCommit picks it.
 func (l *Log) Admit(ctx context.Context, space string, row *store.Row, f *Filter) (bool, error) {
-	if !f.Match(row) {
-		return false, nil
-	}
-	if f.NeedsCommit == nil || !f.NeedsCommit(row) {
-		return true, nil
+	if v := f.Judge(row); v != AskCommit {
+		return v == Selected, nil
 	}
 	commits, err := l.commitsAt(ctx, space, []int64{row.Seq})
 	if err != nil {

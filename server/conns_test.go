@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,5 +230,34 @@ func TestStreamCapsHTTP(t *testing.T) {
 			other := e.token(auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "other"})
 			e.watch(t, viewPath("/alpha/delta?watch=1&cursor="+url.QueryEscape(cursor)), other)
 		})
+	}
+}
+
+// TestConnDescriptor: a connection of the Listener gives its descriptor
+// (a taken-over watch stream writes to it directly).
+func TestConnDescriptor(t *testing.T) {
+	t.Parallel()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := Listen(raw, ConnLimits{})
+	defer ln.Close()
+	go func() {
+		if c, err := net.Dial("tcp", raw.Addr().String()); err == nil {
+			defer c.Close()
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		t.Fatalf("%T has no SyscallConn", c)
+	}
+	if _, err := sc.SyscallConn(); err != nil {
+		t.Fatal(err)
 	}
 }

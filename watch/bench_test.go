@@ -33,7 +33,9 @@ const benchClientEnv = "EDDY_WATCH_BENCH_CLIENT"
 // one space from a child process, measures the server's memory per idle
 // watcher, then commits at EDDY_BENCH_RATE per second (default 5) for
 // EDDY_BENCH_SECONDS (default 5) and reports commit-to-delivery latency
-// (row ts to the client's receive time) over every delivery.
+// (row ts to the client's receive time) over every delivery, and the
+// processor time per commit of the server (in its own code and in the
+// kernel) and of the clients.
 func BenchmarkWatchers(b *testing.B) {
 	n := benchproc.EnvInt("EDDY_BENCH_WATCHERS", 10_000)
 	rate := benchproc.EnvInt("EDDY_BENCH_RATE", 5)
@@ -62,6 +64,7 @@ func BenchmarkWatchers(b *testing.B) {
 	}
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	var last int64
+	user0, sys0 := benchproc.CPUNow()
 	for i := 0; i < rate*seconds; i++ {
 		<-tick.C
 		last = e.write("task", 1)
@@ -72,6 +75,11 @@ func BenchmarkWatchers(b *testing.B) {
 	if err := json.Unmarshal([]byte(benchproc.ExpectLine(b, out, "result ")), &res); err != nil {
 		b.Fatal(err)
 	}
+	user1, sys1 := benchproc.CPUNow()
+	commits := float64(rate * seconds)
+	b.ReportMetric(msOf(user1-user0)/commits, "server-user-ms/commit")
+	b.ReportMetric(msOf(sys1-sys0)/commits, "server-sys-ms/commit")
+	b.ReportMetric(res.ClientCPU/commits, "client-ms/commit")
 	stopHub(b, e.hub)
 	in.Close()
 	if err := child.Wait(); err != nil {
@@ -93,7 +101,13 @@ type benchResult struct {
 	P50        float64 `json:"p50"`
 	P99        float64 `json:"p99"`
 	Max        float64 `json:"max"`
+	// ClientCPU is the client process's processor time, in ms, from
+	// "ready" to the last row reaching every stream.
+	ClientCPU float64 `json:"clientCPU"`
 }
+
+// msOf is d in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // runBenchClients is the client process: it opens the streams, says
 // "ready", reads until every stream has the seq named by "end N" on
@@ -125,6 +139,7 @@ func runBenchClients(url string) {
 	}
 	ready.Wait()
 	fmt.Println("ready")
+	user0, sys0 := benchproc.CPUNow()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "end "); ok {
@@ -143,7 +158,8 @@ func runBenchClients(url string) {
 			missing++
 		}
 	}
-	res := benchResult{Deliveries: total.Load(), Missing: missing}
+	user1, sys1 := benchproc.CPUNow()
+	res := benchResult{Deliveries: total.Load(), Missing: missing, ClientCPU: msOf(user1 - user0 + sys1 - sys0)}
 	res.P50, res.P99, res.Max = hist.Quantile(0.5, res.Deliveries), hist.Quantile(0.99, res.Deliveries), hist.Quantile(1, res.Deliveries-1)
 	j, _ := json.Marshal(res)
 	fmt.Printf("result %s\n", j)

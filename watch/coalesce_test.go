@@ -21,7 +21,8 @@ func (s *countingSink) close()       {}
 
 func testWatcher(s sink) *watcher {
 	h := &Hub{opts: Options{}.withDefaults()}
-	return &watcher{h: h, sink: s, timer: time.NewTimer(time.Hour)}
+	sh := newSpaceHub(h, "s")
+	return &watcher{h: h, sh: sh, sink: s, timer: time.NewTimer(time.Hour), woken: make(chan struct{}, 1)}
 }
 
 func batchOf(seqs ...int64) []item {
@@ -33,49 +34,54 @@ func batchOf(seqs ...int64) []item {
 	return out
 }
 
-// TestDeliverCoalesces: the batches queued behind the one received go
-// out in the same write; a channel closed meanwhile is reported after
-// what was consumed is written.
-func TestDeliverCoalesces(t *testing.T) {
+// queue queues batches for wt's goroutine as the fan-out does.
+func queue(wt *watcher, batches ...[]item) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	for _, b := range batches {
+		wt.enqueue(b)
+	}
+}
+
+// TestDrainCoalesces: the batches queued for a watcher go out in one
+// write; a dropped watcher reports it, at the position it wrote.
+func TestDrainCoalesces(t *testing.T) {
 	s := &countingSink{}
 	wt := testWatcher(s)
 	defer wt.timer.Stop()
-	ch := make(chan []item, 4)
-	ch <- batchOf(2, 3)
-	ch <- batchOf(4)
-	open, err := wt.deliver(context.Background(), ch, batchOf(1))
-	if err != nil || !open {
-		t.Fatalf("deliver = %v, %v; want open, nil", open, err)
+	queue(wt, batchOf(1), batchOf(2, 3), batchOf(4))
+	joined, err := wt.drain(context.Background(), false)
+	if err != nil || !joined {
+		t.Fatalf("drain = %v, %v; want joined, nil", joined, err)
 	}
 	if len(s.writes) != 1 || bytes.Count(s.writes[0], []byte("\n")) != 4 || wt.pos != 4 {
 		t.Fatalf("writes %q, pos %d; want one write of rows 1-4", s.writes, wt.pos)
 	}
-	ch <- batchOf(5)
-	close(ch)
-	open, err = wt.deliver(context.Background(), ch, nil)
-	if err != nil || open {
-		t.Fatalf("deliver after close = %v, %v; want closed, nil", open, err)
+	queue(wt, batchOf(5))
+	wt.drop()
+	joined, err = wt.drain(context.Background(), false)
+	if err != nil || joined {
+		t.Fatalf("drain after a drop = %v, %v; want dropped, nil", joined, err)
 	}
-	if len(s.writes) != 2 || !bytes.HasPrefix(s.writes[1], []byte(`{"seq":5,`)) || wt.pos != 5 {
-		t.Fatalf("writes %q, pos %d; want row 5 written before the close is reported", s.writes, wt.pos)
+	if len(s.writes) != 1 || wt.pos != 4 {
+		t.Fatalf("writes %q, pos %d; want nothing more, catch-up from 4", s.writes, wt.pos)
 	}
 }
 
-// TestDeliverCoalesceBound: coalesced writes stay within the stream's
+// TestDrainCoalesceBound: coalesced writes stay within the stream's
 // buffer bound (MaxBuffer, plus the line that crossed it).
-func TestDeliverCoalesceBound(t *testing.T) {
+func TestDrainCoalesceBound(t *testing.T) {
 	s := &countingSink{}
 	wt := testWatcher(s)
 	defer wt.timer.Stop()
 	line := len(batchOf(1)[0].line)
 	per := wt.h.opts.MaxBuffer/line + 1 // one batch over the bound
-	ch := make(chan []item, 2)
 	big := make([]int64, per)
 	for i := range big {
 		big[i] = int64(i + 1)
 	}
-	ch <- batchOf(int64(per+1), int64(per+2))
-	if _, err := wt.deliver(context.Background(), ch, batchOf(big...)); err != nil {
+	queue(wt, batchOf(big...), batchOf(int64(per+1), int64(per+2)))
+	if _, err := wt.drain(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	rows := 0
@@ -85,8 +91,37 @@ func TestDeliverCoalesceBound(t *testing.T) {
 		}
 		rows += bytes.Count(w, []byte("\n"))
 	}
-	if len(s.writes) != 2 || rows != per+2 || wt.pos != int64(per+2) || len(ch) != 0 {
-		t.Fatalf("%d writes of %d rows, pos %d, %d queued; want the rows in 2 writes", len(s.writes), rows, wt.pos, len(ch))
+	if len(s.writes) != 2 || rows != per+2 || wt.pos != int64(per+2) {
+		t.Fatalf("%d writes of %d rows, pos %d; want the rows in 2 writes", len(s.writes), rows, wt.pos)
+	}
+}
+
+// TestFrameFor: the fan-out sends the shared frame to a watcher taking
+// every row, its own lines and a bookmark to one that rejects some, and
+// leaves to the goroutine a batch with a row only its commit can judge.
+func TestFrameFor(t *testing.T) {
+	wt := testWatcher(&countingSink{})
+	defer wt.timer.Stop()
+	items := batchOf(1, 2, 3)
+	items[2].row.Type = "note"
+	b := &outBatch{items: items, frame: appendChunk(nil, []byte("all"))}
+	var sc scratch
+	if f, ok := wt.frameFor(b, &sc); !ok || string(f) != string(b.frame) || wt.pos != 3 || wt.told != 3 {
+		t.Fatalf("no filter: frame %q, %v, pos %d, told %d; want the shared frame", f, ok, wt.pos, wt.told)
+	}
+	if f, ok := wt.frameFor(b, &sc); !ok || f != nil {
+		t.Fatalf("seen batch: frame %q, %v; want nothing", f, ok)
+	}
+	wt.pos, wt.told = 0, 0
+	wt.f.Types = []string{"task"}
+	want := appendChunk(nil, appendBookmark(append(append([]byte{}, items[0].line...), items[1].line...), 3))
+	if f, ok := wt.frameFor(b, &sc); !ok || string(f) != string(want) || wt.told != 3 {
+		t.Fatalf("filtered: frame %q, %v; want %q", f, ok, want)
+	}
+	wt.pos, wt.told = 0, 0
+	wt.f.NeedsCommit = func(r *store.Row) bool { return r.Seq == 2 }
+	if f, ok := wt.frameFor(b, &sc); ok || f != nil || wt.pos != 0 {
+		t.Fatalf("needs a commit: frame %q, %v, pos %d; want the goroutine to judge", f, ok, wt.pos)
 	}
 }
 

@@ -20,11 +20,10 @@ var (
 	// sends the heartbeat {}.
 	DefaultHeartbeat = 15 * time.Second
 	// DefaultTailSize is how many recent rows a space hub keeps in memory
-	// (at least; it trims in steps of this size).
+	// (at least; it trims in steps of this size), and how many a
+	// caught-up watcher may have queued before it is dropped to catch-up
+	// reads.
 	DefaultTailSize = 4096
-	// DefaultWatcherBuffer is how many fan-out batches a caught-up watcher
-	// may have queued before it is dropped to catch-up reads.
-	DefaultWatcherBuffer = 32
 	// DefaultCatchUpBatch is how many rows one catch-up read from the
 	// store asks for.
 	DefaultCatchUpBatch = 1000
@@ -62,11 +61,9 @@ var ErrStopped = errors.New("watch: hub stopped")
 type Options struct {
 	// Heartbeat is the idle heartbeat interval (DefaultHeartbeat).
 	Heartbeat time.Duration
-	// TailSize is the in-memory tail per space, in rows (DefaultTailSize).
+	// TailSize is the in-memory tail per space, and the most rows a
+	// caught-up watcher may have queued, in rows (DefaultTailSize).
 	TailSize int
-	// WatcherBuffer is the fan-out buffer per watcher, in batches
-	// (DefaultWatcherBuffer).
-	WatcherBuffer int
 	// CatchUpBatch is the rows per catch-up read (DefaultCatchUpBatch).
 	CatchUpBatch int
 	// ReadBatch is the rows per shared read (DefaultReadBatch).
@@ -93,7 +90,6 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	def(&o.TailSize, DefaultTailSize)
-	def(&o.WatcherBuffer, DefaultWatcherBuffer)
 	def(&o.CatchUpBatch, DefaultCatchUpBatch)
 	def(&o.ReadBatch, DefaultReadBatch)
 	def(&o.MaxStreams, DefaultMaxStreams)

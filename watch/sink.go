@@ -61,8 +61,11 @@ type connSink struct {
 	timeout time.Duration
 	head    []byte      // the response head, sent with the first chunk
 	size    []byte      // scratch for a chunk-size line
-	pending net.Buffers // what a timed-out write left unsent
+	pending net.Buffers // what a timed-out or direct write left unsent
 	ended   bool        // the last chunk went out (abort)
+	// now writes to the socket without waiting (directWriter); nil when
+	// the connection has no descriptor.
+	now func(b []byte) (int, error)
 
 	deadline writeDeadline // the write deadline last set
 }
@@ -105,12 +108,18 @@ func hijack(w http.ResponseWriter, r *http.Request, takeover bool, timeout time.
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
-	return &connSink{conn: conn, timeout: timeout, head: head.Bytes()}, true
+	return &connSink{conn: conn, timeout: timeout, head: head.Bytes(), now: directWriter(conn)}, true
 }
 
+// write sends what a direct write left unsent, then b as a chunk (none
+// when b is empty).
 func (s *connSink) write(b []byte) error {
-	bufs := s.chunk(b)
-	s.head = nil
+	bufs := s.pending
+	s.pending = nil
+	if len(b) > 0 {
+		bufs = append(bufs, s.chunk(b)...)
+		s.head = nil
+	}
 	if t, ok := s.deadline.next(time.Now(), s.timeout); ok {
 		_ = s.conn.SetWriteDeadline(t)
 	}
@@ -119,6 +128,36 @@ func (s *connSink) write(b []byte) error {
 		s.pending = bufs
 	}
 	return err
+}
+
+// writeNow writes frame (whole chunks) without waiting and reports
+// whether the socket took all of it; what it did not take is kept for
+// the next write or abort, which go through the stream's goroutine under
+// the write timeout. It needs s.now, and the head sent.
+func (s *connSink) writeNow(frame []byte) bool {
+	n, err := s.now(frame)
+	if err == nil && n == len(frame) {
+		return true
+	}
+	s.pending = net.Buffers{bytes.Clone(frame[n:])}
+	return false
+}
+
+// idle clears the write deadline before direct writes resume: they do
+// not move it, and the runtime would refuse them once it passed.
+func (s *connSink) idle() {
+	if !s.deadline.set.IsZero() {
+		_ = s.conn.SetWriteDeadline(time.Time{})
+		s.deadline.set = time.Time{}
+	}
+}
+
+// appendChunk appends body as one HTTP/1.1 chunk.
+func appendChunk(b, body []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(body)), 16)
+	b = append(b, crlf...)
+	b = append(b, body...)
+	return append(b, crlf...)
 }
 
 // chunk frames b as one HTTP/1.1 chunk, after the head if it is unsent.

@@ -30,18 +30,22 @@ type spaceHub struct {
 	space string
 	wake  chan struct{} // capacity 1: a pending wake-up
 	seen  atomic.Int64  // last as of the latest read; lets Notify skip stale heads
-	drops atomic.Int64  // watchers dropped for a full buffer (tests read it)
+	drops atomic.Int64  // watchers dropped for a full queue (tests read it)
+
+	// Only run's goroutine uses these.
+	snap    []*watcher // the caught-up watchers a batch goes to
+	scratch []scratch  // one per fan-out worker
 
 	mu       sync.Mutex
-	valid    bool                     // tail and last are meaningful; guarded by mu
-	last     int64                    // last seq read; guarded by mu
-	tailLo   int64                    // the tail starts after this seq; guarded by mu
-	tail     []item                   // guarded by mu
-	watchers map[*watcher]chan []item // caught-up watchers; guarded by mu
+	valid    bool                  // tail and last are meaningful; guarded by mu
+	last     int64                 // last seq read; guarded by mu
+	tailLo   int64                 // the tail starts after this seq; guarded by mu
+	tail     []item                // guarded by mu
+	watchers map[*watcher]struct{} // caught-up watchers; guarded by mu
 }
 
 func newSpaceHub(h *Hub, space string) *spaceHub {
-	return &spaceHub{h: h, space: space, wake: make(chan struct{}, 1), watchers: make(map[*watcher]chan []item)}
+	return &spaceHub{h: h, space: space, wake: make(chan struct{}, 1), watchers: make(map[*watcher]struct{})}
 }
 
 // poke wakes the hub's loop without blocking.
@@ -121,33 +125,32 @@ func checkContiguous(rows []store.Row, from, through int64) error {
 	return nil
 }
 
-// publish appends rows from+1 … through to the tail and sends them to
-// every caught-up watcher; a watcher whose buffer is full is dropped (its
-// channel closed) and catches up by itself.
+// publish appends rows from+1 … through to the tail and offers them to
+// every caught-up watcher, outside the hub's lock and spread over the
+// processors: fanOut.
 func (sh *spaceHub) publish(from, through int64, items []item) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if !sh.valid || sh.last != from {
+		sh.mu.Unlock()
 		return
 	}
 	sh.last = through
 	sh.seen.Store(through)
 	if len(items) == 0 {
+		sh.mu.Unlock()
 		return
 	}
 	start := len(sh.tail)
 	sh.tail = append(sh.tail, items...)
 	batch := sh.tail[start:len(sh.tail):len(sh.tail)]
-	for w, ch := range sh.watchers {
-		select {
-		case ch <- batch:
-		default:
-			delete(sh.watchers, w)
-			close(ch)
-			sh.drops.Add(1)
-		}
-	}
 	sh.trim()
+	sh.snap = sh.snap[:0]
+	for w := range sh.watchers {
+		sh.snap = append(sh.snap, w)
+	}
+	sh.mu.Unlock()
+	sh.fanOut(batch)
+	clear(sh.snap) // let ended watchers go
 }
 
 // trim keeps the tail between TailSize and twice that, copying it to a
@@ -170,42 +173,44 @@ func (sh *spaceHub) reset() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.valid, sh.tail = false, nil
-	for w, ch := range sh.watchers {
+	for w := range sh.watchers {
 		delete(sh.watchers, w)
-		close(ch)
+		w.drop()
 	}
 }
 
-// join registers w, which has consumed everything up to pos, as caught up.
-// It returns the watcher's channel and the tail rows after pos, or false
-// when the tail does not reach back to pos. caughtUp says pos was the
-// store's head a moment ago; only such a watcher may restart an idle hub.
-func (sh *spaceHub) join(w *watcher, pos int64, caughtUp bool) (chan []item, []item, bool) {
+// join registers w, which has consumed everything up to pos, as caught up,
+// with the tail rows after pos queued for it; false when the tail does
+// not reach back to pos. caughtUp says pos was the store's head a moment
+// ago; only such a watcher may restart an idle hub.
+func (sh *spaceHub) join(w *watcher, pos int64, caughtUp bool) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if !sh.valid {
 		if !caughtUp {
-			return nil, nil, false
+			return false
 		}
 		sh.valid, sh.last, sh.tailLo, sh.tail = true, pos, pos, nil
 		sh.seen.Store(pos)
 	} else if pos < sh.tailLo {
-		return nil, nil, false
+		return false
 	}
 	var pending []item
 	if pos < sh.last {
 		i := int(pos - sh.tailLo)
 		pending = sh.tail[i:len(sh.tail):len(sh.tail)]
 	}
-	ch := make(chan []item, sh.h.opts.WatcherBuffer)
-	sh.watchers[w] = ch
+	w.joined(pending)
+	sh.watchers[w] = struct{}{}
 	sh.poke() // rows may have committed since the hub last read
-	return ch, pending, true
+	return true
 }
 
-// leave unregisters w if it is still caught up.
+// leave unregisters w if it is still caught up, and takes its stream
+// back from the fan-out.
 func (sh *spaceHub) leave(w *watcher) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	delete(sh.watchers, w)
+	sh.mu.Unlock()
+	w.claim()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -69,6 +70,9 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, p Params) error {
 	wt := h.newWatcher(p, from)
 	if s, ok := hijack(w, r, h.takeover, h.opts.WriteTimeout); ok {
 		wt.sink = s
+		if s.now != nil {
+			wt.conn = s
+		}
 		ctx, cancel := context.WithCancel(h.ctx)
 		if p.Budget != nil {
 			// A when costs CPU per row: notice at once when the client
@@ -109,20 +113,33 @@ func (h *Hub) position(ctx context.Context, p Params) (int64, bool, error) {
 	return from, from == sp.Head, nil
 }
 
-// watcher is one stream's state. Only its own goroutine touches it; the
-// space hub knows it by pointer.
+// watcher is one stream's state. Its own goroutine touches it, except
+// for the fan-out's side, which the space hub also uses (fanout.go);
+// while direct is set, the hub owns the stream (pos, told, the
+// connection) too.
 type watcher struct {
 	h     *Hub
 	sh    *spaceHub
 	space string
+	ctx   context.Context // the stream's
 	f     changelog.Filter
 	b     Budget // may be nil
 	sink  sink
-	timer *time.Timer // the idle heartbeat
-	buf   []byte      // lines not yet written
-	pos   int64       // last seq consumed
-	told  int64       // last position the client has: a row sent or a bookmark
-	batch int         // rows of the next catch-up read; 0 starts small
+	conn  *connSink     // sink, when the hub may write to it directly; else nil
+	timer *time.Timer   // the idle heartbeat
+	buf   []byte        // lines not yet written
+	pos   int64         // last seq consumed
+	told  int64         // last position the client has: a row sent or a bookmark
+	batch int           // rows of the next catch-up read; 0 starts small
+	woken chan struct{} // capacity 1: the fan-out queued something
+
+	mu      sync.Mutex
+	direct  bool      // the hub writes batches itself; guarded by mu
+	queue   [][]item  // batches for the goroutine; guarded by mu
+	queued  int       // rows in queue; guarded by mu
+	dropped bool      // the hub dropped the watcher; guarded by mu
+	short   bool      // a direct write left bytes unsent; guarded by mu
+	wrote   time.Time // the last direct write; guarded by mu
 }
 
 // minCatchUp is the first catch-up read of a stream, and of one dropped
@@ -140,11 +157,12 @@ func (wt *watcher) nextBatch() int {
 }
 
 func (h *Hub) newWatcher(p Params, from int64) *watcher {
-	return &watcher{h: h, sh: h.space(p.Space), space: p.Space, f: p.Filter, b: p.Budget, pos: from, told: from}
+	return &watcher{h: h, sh: h.space(p.Space), space: p.Space, f: p.Filter, b: p.Budget, pos: from, told: from, woken: make(chan struct{}, 1)}
 }
 
 // serve sends the opening bookmark, runs the stream and ends it.
 func (wt *watcher) serve(ctx context.Context, caughtUp bool) {
+	wt.ctx = ctx
 	wt.timer = time.NewTimer(wt.h.opts.Heartbeat)
 	defer wt.timer.Stop()
 	defer wt.sink.close()
@@ -159,47 +177,75 @@ func (wt *watcher) serve(ctx context.Context, caughtUp bool) {
 // behind.
 func (wt *watcher) run(ctx context.Context, caughtUp bool) error {
 	defer wt.sh.leave(wt)
-	var ch chan []item
 	for {
-		if ch == nil {
-			c, pending, ok := wt.sh.join(wt, wt.pos, caughtUp)
-			if !ok {
-				var err error
-				if caughtUp, err = wt.catchUp(ctx); err != nil {
-					return err
-				}
-				continue
-			}
-			ch = c
-			open, err := wt.deliver(ctx, ch, pending)
-			if err != nil {
+		if !wt.sh.join(wt, wt.pos, caughtUp) {
+			var err error
+			if caughtUp, err = wt.catchUp(ctx); err != nil {
 				return err
 			}
-			if !open {
-				ch, caughtUp = wt.dropped()
-				continue
-			}
+			continue
+		}
+		if err := wt.follow(ctx); err != nil {
+			return err
+		}
+		caughtUp = false // dropped: catch up by its own reads, starting small
+		wt.batch = 0
+	}
+}
+
+// follow serves a caught-up watcher until it fails or the hub drops it
+// (then nil).
+func (wt *watcher) follow(ctx context.Context) error {
+	beat := false
+	for {
+		if joined, err := wt.drain(ctx, beat); err != nil || !joined {
+			return err
 		}
 		select {
-		case items, ok := <-ch:
-			if ok {
-				var err error
-				if ok, err = wt.deliver(ctx, ch, items); err != nil {
-					return err
-				}
-			}
-			if !ok {
-				ch, caughtUp = wt.dropped()
-			}
+		case <-wt.woken:
+			beat = false
 		case <-wt.timer.C:
-			wt.buf = append(wt.buf, heartbeatFrame...)
-			if err := wt.flush(); err != nil {
-				return err
-			}
+			beat = true
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-wt.h.stopping:
 			return errShutdown
+		}
+	}
+}
+
+// drain takes the stream back from the fan-out and sends what it queued
+// (in one write, up to MaxBuffer: under a burst, one write per burst)
+// and what a direct write left unsent; with beat, the heartbeat too if
+// the stream has been silent for its interval. It hands the stream back
+// once nothing more is queued, and reports false when the hub dropped
+// the watcher (what it consumed is written anyway).
+func (wt *watcher) drain(ctx context.Context, beat bool) (bool, error) {
+	for {
+		queue, dropped := wt.claim()
+		for _, items := range queue {
+			if err := wt.consume(ctx, items); err != nil {
+				return true, err
+			}
+		}
+		wt.bookmark()
+		if beat && len(wt.buf) == 0 && !wt.short {
+			if idle := time.Since(wt.wrote); idle < wt.h.opts.Heartbeat {
+				wt.timer.Reset(wt.h.opts.Heartbeat - idle)
+			} else {
+				wt.buf = append(wt.buf, heartbeatFrame...)
+			}
+		}
+		beat = false
+		if err := wt.flush(); err != nil {
+			return true, err
+		}
+		if dropped {
+			wt.sh.leave(wt)
+			return false, nil
+		}
+		if wt.release() {
+			return true, nil
 		}
 	}
 }
@@ -240,43 +286,6 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 	}
 	wt.batch = min(2*wt.batch, wt.h.opts.CatchUpBatch)
 	return page.Cursor >= page.Head, nil
-}
-
-// dropped resets a watcher the hub dropped for falling behind (its
-// channel closed): it catches up by its own reads, starting small, and
-// rejoins.
-func (wt *watcher) dropped() (chan []item, bool) {
-	wt.batch = 0
-	return nil, false
-}
-
-// deliver sends a fan-out batch and, coalesced into the same write, the
-// batches queued behind it, up to MaxBuffer bytes of lines (consume
-// flushes at that bound anyway): under a burst of commits a watcher makes
-// one write per burst, not one per batch. It reports false when the hub
-// closed ch meanwhile (the watcher was dropped for falling behind); what
-// it consumed is written anyway.
-func (wt *watcher) deliver(ctx context.Context, ch <-chan []item, items []item) (bool, error) {
-	open := true
-	for {
-		if err := wt.consume(ctx, items); err != nil {
-			return open, err
-		}
-		if len(wt.buf) >= wt.h.opts.MaxBuffer {
-			break
-		}
-		var more bool
-		select {
-		case items, open = <-ch:
-			more = open
-		default:
-		}
-		if !more {
-			break
-		}
-	}
-	wt.bookmark()
-	return open, wt.flush()
 }
 
 // consume buffers the rows of a fan-out batch the watcher has not seen
@@ -362,11 +371,13 @@ func (wt *watcher) flushFull() error {
 	return wt.flush()
 }
 
-// flush writes and flushes the buffered lines and restarts the heartbeat.
+// flush writes and flushes the buffered lines, after what a direct write
+// left unsent, and restarts the heartbeat.
 func (wt *watcher) flush() error {
-	if len(wt.buf) == 0 {
+	if len(wt.buf) == 0 && !wt.short {
 		return nil
 	}
+	wt.short = false
 	wt.h.writing.Add(1)
 	err := wt.sink.write(wt.buf)
 	wt.h.writing.Add(-1)

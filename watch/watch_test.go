@@ -186,7 +186,7 @@ var bigProps = func() json.RawMessage {
 
 func TestSlowConsumer(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, Options{TailSize: 8, WatcherBuffer: 1, ReadBatch: 4, CatchUpBatch: 16}, func(e *env) {
+	forEachDriver(t, Options{TailSize: 8, ReadBatch: 4, CatchUpBatch: 16}, func(e *env) {
 		t := e.t
 		c := e.open("", nil)
 		if f := c.must(); f.Bookmark == nil || *f.Bookmark != 0 {
@@ -228,7 +228,7 @@ func TestSlowConsumer(t *testing.T) {
 
 func TestGaplessResume(t *testing.T) {
 	t.Parallel()
-	opts := Options{TailSize: 16, WatcherBuffer: 2, ReadBatch: 8, CatchUpBatch: 8, Heartbeat: 50 * time.Millisecond}
+	opts := Options{TailSize: 16, ReadBatch: 8, CatchUpBatch: 8, Heartbeat: 50 * time.Millisecond}
 	for _, filter := range []string{"", "types=task"} {
 		t.Run("filter="+filter, func(t *testing.T) {
 			t.Parallel()

@@ -53,6 +53,10 @@ type result struct {
 	P99        float64 `json:"p99"`
 	AllP50     float64 `json:"allP50"`
 	AllP99     float64 `json:"allP99"`
+	// ClientUser and ClientSys are the child's processor time, in ms,
+	// from its watchers being ready to the last row reaching them.
+	ClientUser float64 `json:"clientUser"`
+	ClientSys  float64 `json:"clientSys"`
 }
 
 // RunClients is the child process: it opens the watchers its environment
@@ -76,11 +80,14 @@ func RunClients() int {
 		return 1
 	}
 	fmt.Println("ready")
+	cpu0 := harness.CPUNow()
 	started, end := readCommits()
 	missing := w.wait(end, time.Minute)
+	cpu := harness.CPUNow().Since(cpu0)
 	stop()
 	res := w.result(started)
 	res.Missing = missing
+	res.ClientUser, res.ClientSys = ms(cpu.User), ms(cpu.Sys)
 	j, _ := json.Marshal(res)
 	fmt.Printf("result %s\n", j)
 	return 0
@@ -144,3 +151,6 @@ func (w *watchers) result(started map[int64]int64) result {
 		AllP50: harness.Quantile(perCommit, 0.5), AllP99: harness.Quantile(perCommit, 0.99),
 	}
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -4,13 +4,15 @@
 // child process (each side's sockets count against its own open-file
 // limit). It reports, per watcher count, the latency from the start of
 // a commit to each watcher reading it (p50, p99), to the last watcher
-// reading it (p50, p99 over commits), and the server's memory per idle
-// watcher.
+// reading it (p50, p99 over commits), the server's memory per idle
+// watcher, and the processor time per commit of the server and of the
+// clients, with the server's share in the kernel.
 package fanout
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
 	"github.com/eddy-run/eddy/bench/internal/report"
@@ -52,7 +54,8 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		if err != nil {
 			return sec, fmt.Errorf("watch fan-out: etcd, %d watchers: %w", n, err)
 		}
-		sec.Rows = append(sec.Rows, rows(n, e, x)...)
+		sec.Rows = append(sec.Rows, rows(n, e, x, l.commits)...)
+		sec.Notes = append(sec.Notes, cpuNote(n, e, x, l.commits))
 		if e.Missing > 0 || x.Missing > 0 {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%d watchers: %d eddy and %d etcd watchers missed rows.", n, e.Missing, x.Missing))
 		}
@@ -66,8 +69,9 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	return sec, nil
 }
 
-// rows compares eddy's figures e with etcd's x at n watchers.
-func rows(n int, e, x figures) []report.Row {
+// rows compares eddy's figures e with etcd's x at n watchers, over
+// commits commits.
+func rows(n int, e, x figures, commits int) []report.Row {
 	label := report.Num(float64(n)) + " watchers, "
 	row := func(measure, unit string, ev, xv float64) report.Row {
 		return report.Row{Measure: label + measure, Unit: unit, Lower: true, Eddy: "eddy watch", EddyVal: ev, Peer: "etcd watch", PeerVal: xv}
@@ -80,11 +84,27 @@ func rows(n int, e, x figures) []report.Row {
 		met := e.GoKiB <= maxKiB && mem.Ratio() <= maxOfEtcd
 		mem.Met = &met
 	}
+	es, ec, _ := e.perCommit(commits)
+	xs, xc, _ := x.perCommit(commits)
 	return []report.Row{
 		row("delivery p50", "ms", e.P50, x.P50),
 		row("delivery p99", "ms", e.P99, x.P99),
 		row("commit to all watchers p50", "ms", e.AllP50, x.AllP50),
 		all, mem,
 		row("RSS per idle watcher", "KiB", e.RSSKiB, x.RSSKiB),
+		row("server CPU per commit", "ms", es, xs),
+		row("watch clients' CPU per commit", "ms", ec, xc),
 	}
+}
+
+// cpuNote says where the processor time of a commit went at n watchers:
+// with the clients on the same machine, a commit reaches its last
+// watcher no sooner than the server's and the clients' time spread over
+// every core, whatever the server does in user space.
+func cpuNote(n int, e, x figures, commits int) string {
+	es, ec, ek := e.perCommit(commits)
+	xs, xc, xk := x.perCommit(commits)
+	cores := float64(runtime.NumCPU())
+	return fmt.Sprintf("CPU per commit at %d watchers: eddy server %.1f ms (%.0f%% in the kernel), its clients %.1f ms; etcd server %.1f ms (%.0f%% in the kernel), its clients %.1f ms. On %d cores, server plus clients put a floor of %.0f ms (eddy) and %.0f ms (etcd) under commit to all watchers.",
+		n, es, 100*ek, ec, xs, 100*xk, xc, int(cores), (es+ec)/cores, (xs+xc)/cores)
 }

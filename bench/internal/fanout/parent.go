@@ -23,6 +23,20 @@ type figures struct {
 	result
 	// GoKiB and RSSKiB are the server's memory per idle watcher.
 	GoKiB, RSSKiB float64
+	// ServerUser and ServerSys are the server process's processor time,
+	// in ms, from the first commit to the last row reaching every
+	// watcher (commits included).
+	ServerUser, ServerSys float64
+}
+
+// perCommit returns the server's and the clients' processor time per
+// commit, in ms, and the server's share spent in the kernel.
+func (f figures) perCommit(commits int) (server, clients, kernel float64) {
+	s := f.ServerUser + f.ServerSys
+	if s > 0 {
+		kernel = f.ServerSys / s
+	}
+	return s / float64(commits), (f.ClientUser + f.ClientSys) / float64(commits), kernel
 }
 
 // commit appends one change the watchers see and returns its seq (eddy)
@@ -61,6 +75,7 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 	f.GoKiB, f.RSSKiB = f.GoKiB/1024, f.RSSKiB/1024
 	var lines strings.Builder
 	var last int64
+	cpu0 := harness.CPUNow()
 	err = harness.Paced(ctx, l.rate, l.commits, func(i int) error {
 		t0 := time.Now().UnixNano()
 		seq, err := write(ctx, i)
@@ -79,6 +94,8 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 	if err != nil {
 		return f, err
 	}
+	cpu := harness.CPUNow().Since(cpu0)
+	f.ServerUser, f.ServerSys = ms(cpu.User), ms(cpu.Sys)
 	return f, json.Unmarshal([]byte(j), &f.result)
 }
 
