@@ -23,6 +23,12 @@ const revocationsSuffix = "-revocations"
 // after raising the counter, or a counter behind the database) the
 // database is read.
 type revocations struct {
+	// mu guards the mapping: every access to counter holds it for
+	// reading, and close unmaps under it, so a request still running when
+	// the store closes reads the database (and fails) instead of touching
+	// unmapped memory.
+	mu      sync.RWMutex
+	closed  bool
 	counter *int64       // the mapped counter
 	unmap   func() error // releases the mapping and the file, once
 	// confirmed is the last generation read from the database while
@@ -38,7 +44,7 @@ func openRevocations(abs string) (*revocations, error) {
 	if err != nil || counter == nil {
 		return nil, err
 	}
-	r := &revocations{counter: counter, unmap: sync.OnceValue(unmap)}
+	r := &revocations{counter: counter, unmap: unmap}
 	r.confirmed.Store(-1)
 	return r, nil
 }
@@ -48,6 +54,12 @@ func (r *revocations) close() error {
 	if r == nil {
 		return nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
 	return r.unmap()
 }
 
@@ -55,6 +67,11 @@ func (r *revocations) close() error {
 // against the database (then it is the current generation).
 func (r *revocations) load() (int64, bool) {
 	if r == nil {
+		return 0, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
 		return 0, false
 	}
 	v := atomic.LoadInt64(r.counter)
@@ -65,12 +82,18 @@ func (r *revocations) load() (int64, bool) {
 // equals it after the read, g is current until the counter moves. A
 // counter behind the database (a recreated file) is raised to g.
 func (r *revocations) observe(g int64) {
-	if r != nil && r.raise(g) == g {
+	if r == nil {
+		return
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if !r.closed && r.raise(g) == g {
 		r.confirmed.Store(g)
 	}
 }
 
-// raise sets the counter to at least g and returns its value.
+// raise sets the counter to at least g and returns its value; the caller
+// holds mu for reading and has seen it open.
 func (r *revocations) raise(g int64) int64 {
 	for {
 		cur := atomic.LoadInt64(r.counter)
@@ -88,7 +111,11 @@ func (r *revocations) raise(g int64) int64 {
 // generation (so every process's confirmed generation is stale before
 // the revocation commits), then the generation takes its value.
 func (r *revocations) advance(ctx context.Context, tx *sql.Tx) error {
-	if r == nil {
+	if r != nil {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+	}
+	if r == nil || r.closed {
 		_, err := tx.ExecContext(ctx, `UPDATE token_generation SET generation = generation + 1 WHERE id = 1`)
 		return err
 	}

@@ -136,3 +136,29 @@ func TestRevocationCounterBehind(t *testing.T) {
 		t.Fatalf("after a revocation = %d, want > %d", g, g0)
 	}
 }
+
+// TestTokenGenerationAfterClose: a request still running when its store
+// closes (a server shutting down) gets an error from TokenGeneration, not
+// a read of the unmapped counter.
+func TestTokenGenerationAfterClose(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenGeneration(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenGeneration(ctx); err == nil {
+		t.Fatal("TokenGeneration on a closed store: no error")
+	}
+	if err := s.revs.close(); err != nil {
+		t.Fatalf("closing the counter again: %v", err)
+	}
+}
