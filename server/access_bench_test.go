@@ -24,25 +24,7 @@ import (
 // per line, as to stderr), and to the file through logbuf, as eddy serve
 // does (one write per batch).
 func BenchmarkAccessLog(b *testing.B) {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "eddy.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	lg := changelog.New(st, changelog.Options{})
-	defer lg.Close()
-	if _, err := lg.EnsureSpace(ctx, "default"); err != nil {
-		b.Fatal(err)
-	}
-	as := auth.NewService(st)
-	_, secret, err := as.Create(ctx, auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lg, as, secret := benchSpace(b, sqlite.Options{}, auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
 	f, err := os.Create(filepath.Join(b.TempDir(), "access.log"))
 	if err != nil {
 		b.Fatal(err)
@@ -73,4 +55,31 @@ func BenchmarkAccessLog(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchSpace opens a migrated SQLite store with o in a temporary
+// directory, a log with the space "default" and a token made with p, all
+// closed when the benchmark ends.
+func benchSpace(b *testing.B, o sqlite.Options, p auth.CreateParams) (*changelog.Log, *auth.Service, string) {
+	b.Helper()
+	ctx := context.Background()
+	st, err := sqlite.OpenOptions(ctx, filepath.Join(b.TempDir(), "eddy.db"), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lg := changelog.New(st, changelog.Options{})
+	b.Cleanup(func() { _ = lg.Close() })
+	if _, err := lg.EnsureSpace(ctx, "default"); err != nil {
+		b.Fatal(err)
+	}
+	as := auth.NewService(st)
+	_, secret, err := as.Create(ctx, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lg, as, secret
 }

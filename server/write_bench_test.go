@@ -4,19 +4,16 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eddy-run/eddy/auth"
-	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store/sqlite"
 )
 
@@ -27,25 +24,7 @@ import (
 // figure is the CPU of the path rather than the disk). Besides ns/op it
 // reports the process CPU time (user and system) per request.
 func BenchmarkWritePath(b *testing.B) {
-	ctx := context.Background()
-	st, err := sqlite.OpenOptions(ctx, filepath.Join(b.TempDir(), "eddy.db"), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	lg := changelog.New(st, changelog.Options{})
-	defer lg.Close()
-	if _, err := lg.EnsureSpace(ctx, "default"); err != nil {
-		b.Fatal(err)
-	}
-	as := auth.NewService(st)
-	_, secret, err := as.Create(ctx, auth.CreateParams{Space: "default", Role: auth.RoleWriter})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lg, as, secret := benchSpace(b, sqlite.Options{Synchronous: "NORMAL"}, auth.CreateParams{Space: "default", Role: auth.RoleWriter})
 	h := newServer(b, Config{Log: lg, Auth: as, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "bench"}).Handler()
 	var n int
 	start := cpuTime(b)
