@@ -73,19 +73,24 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 
 // readRawPage runs a read of whole commits (commitColumns) into an arena
 // (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
-// few allocations, not several per row. The arena is sized for limit rows
-// of the size of the last page's rows (up to maxArenaRows rows and
-// maxArenaBytes bytes).
+// few allocations, not several per row. The arena is made when the first
+// row arrives (a tail read that finds nothing allocates nothing), with
+// room for up to arenaStartRows rows of the size of the last page's rows;
+// a longer page grows it.
 func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
-	room := max(min(limit, maxArenaRows), 1)
-	a := rowcodec.NewArena(room, min(int(s.rawRowBytes.Load()), maxArenaBytes/room))
-	dest := a.Dest()
+	var a *rowcodec.Arena
+	var dest []any
 	for rows.Next() {
+		if a == nil {
+			room := max(min(limit, arenaStartRows), 1)
+			a = rowcodec.NewArena(room, min(int(s.rawRowBytes.Load()), maxArenaBytes/room))
+			dest = a.Dest()
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, wrap(op, err)
 		}
@@ -94,14 +99,20 @@ func (s *Store) readRawPage(ctx context.Context, op string, limit int, query str
 	if err := rows.Err(); err != nil {
 		return nil, wrap(op, err)
 	}
+	if a == nil {
+		return []store.RawCommit{}, nil
+	}
 	if n := a.JSONBytesPerRow(); n > 0 {
 		s.rawRowBytes.Store(int64(n))
 	}
 	return a.Commits(), nil
 }
 
-// Bounds of the room readRawPage sets aside before a page is read.
+// Bounds of the room readRawPage sets aside before a page is read: enough
+// for a catch-up page to grow from without many copies, little enough
+// that the many short pages of a live tail (an evaluator woken by every
+// commit) do not each allocate megabytes.
 const (
-	maxArenaRows  = 10_000
-	maxArenaBytes = 8 << 20
+	arenaStartRows = 256
+	maxArenaBytes  = 1 << 20
 )
