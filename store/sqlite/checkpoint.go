@@ -20,9 +20,10 @@ import (
 // WAL, and a crash mid-checkpoint is recovered from the WAL on open.
 
 const (
-	// checkpointEvery is the number of write transactions after which the
+	// checkpointEvery is the number of commits after which the
 	// checkpointer is woken: a single-put commit writes five or six WAL
-	// pages, so this is about SQLite's default of 1,000 pages.
+	// pages, so this is about SQLite's default of 1,000 pages (a group
+	// commit shares pages, so fewer).
 	checkpointEvery = 160
 	// checkpointIdle is how often the checkpointer runs anyway, for writes
 	// that did not count (migrations, housekeeping) and quiet periods.
@@ -32,7 +33,7 @@ const (
 // checkpointer runs PASSIVE checkpoints off the write path.
 type checkpointer struct {
 	db      *sql.DB
-	writes  atomic.Int64 // write transactions since the last wake-up
+	writes  atomic.Int64 // commits (or other write transactions) counted so far
 	wake    chan struct{}
 	stop    chan struct{}
 	halted  sync.Once
@@ -50,10 +51,13 @@ func startCheckpointer(ctx context.Context, dsn string) (*checkpointer, error) {
 	return c, nil
 }
 
-// committed counts one write transaction and wakes the checkpointer every
-// checkpointEvery of them. It never blocks.
-func (c *checkpointer) committed() {
-	if c.writes.Add(1)%checkpointEvery != 0 {
+// committed counts n commits of one write transaction (1 for a write
+// that appends none) and wakes the checkpointer each time the count
+// passes a multiple of checkpointEvery: a group commit of many counts as
+// many. It never blocks.
+func (c *checkpointer) committed(n int64) {
+	n = max(n, 1)
+	if after := c.writes.Add(n); (after-n)/checkpointEvery == after/checkpointEvery {
 		return
 	}
 	select {

@@ -40,24 +40,34 @@ func TestWriterLeavesCheckpoints(t *testing.T) {
 	}
 }
 
-// TestCheckpointerWakes: every checkpointEvery write transactions wake the
+// TestCheckpointerWakes: every checkpointEvery commits wake the
 // checkpointer once, without blocking the writer when it is busy.
 func TestCheckpointerWakes(t *testing.T) {
 	c := &checkpointer{wake: make(chan struct{}, 1)}
 	for range checkpointEvery - 1 {
-		c.committed()
+		c.committed(1)
 	}
 	if len(c.wake) != 0 {
 		t.Fatalf("woken after %d writes", checkpointEvery-1)
 	}
-	c.committed()
+	c.committed(0) // a write that appends nothing counts once
 	if len(c.wake) != 1 {
 		t.Fatalf("not woken after %d writes", checkpointEvery)
 	}
 	for range 3 * checkpointEvery {
-		c.committed() // the wake-up is pending: never blocks
+		c.committed(1) // the wake-up is pending: never blocks
 	}
 	if len(c.wake) != 1 {
 		t.Fatalf("%d wake-ups pending, want 1", len(c.wake))
+	}
+	<-c.wake
+	// A group commit counts every commit it holds.
+	c.committed(checkpointEvery - 1)
+	if len(c.wake) != 0 {
+		t.Fatal("woken one commit short of the next multiple")
+	}
+	c.committed(2)
+	if len(c.wake) != 1 {
+		t.Fatal("a group crossing the next multiple did not wake it")
 	}
 }

@@ -280,7 +280,7 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	s.ckpt.committed()
+	s.ckpt.committed(1)
 	return nil
 }
 

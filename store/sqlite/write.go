@@ -433,7 +433,7 @@ func (t *writeTx) Commit(ctx context.Context) error {
 	if err := t.tx.Commit(); err != nil {
 		return wrap("commit", err)
 	}
-	t.s.ckpt.committed()
+	t.s.ckpt.committed(t.next - 1 - t.space.Head)
 	return nil
 }
 
