@@ -74,9 +74,10 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 // readRawPage runs a read of whole commits (commitColumns) into an arena
 // (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
 // few allocations, not several per row. The arena is made when the first
-// row arrives (a tail read that finds nothing allocates nothing), with
-// room for up to arenaStartRows rows of the size of the last page's rows;
-// a longer page grows it.
+// row arrives (a tail read that finds nothing allocates nothing) and
+// grows in blocks sized from the limit and the last page's row size
+// (rowcodec.Arena), so a tail read that finds one row sets aside little
+// and a whole page copies nothing twice.
 func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
@@ -87,8 +88,7 @@ func (s *Store) readRawPage(ctx context.Context, op string, limit int, query str
 	var dest []any
 	for rows.Next() {
 		if a == nil {
-			room := max(min(limit, arenaStartRows), 1)
-			a = rowcodec.NewArena(room, min(int(s.rawRowBytes.Load()), maxArenaBytes/room))
+			a = rowcodec.NewArena(limit, int(s.rawRowBytes.Load()))
 			dest = a.Dest()
 		}
 		if err := rows.Scan(dest...); err != nil {
@@ -107,12 +107,3 @@ func (s *Store) readRawPage(ctx context.Context, op string, limit int, query str
 	}
 	return a.Commits(), nil
 }
-
-// Bounds of the room readRawPage sets aside before a page is read: enough
-// for a catch-up page to grow from without many copies, little enough
-// that the many short pages of a live tail (an evaluator woken by every
-// commit) do not each allocate megabytes.
-const (
-	arenaStartRows = 256
-	maxArenaBytes  = 1 << 20
-)

@@ -2,7 +2,11 @@ package rowcodec
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,17 +27,7 @@ func TestArenaCommits(t *testing.T) {
 	}
 	a := NewArena(1, 8)
 	for _, c := range want {
-		dest := a.Dest()
-		*dest[0].(*int64), *dest[1].(*time.Time) = c.Seq, ts
-		cols := []string{c.Actor, c.Op, c.EntityID, c.Type, string(c.Payload), string(c.Receipt), string(c.Provenance), string(c.Changes)}
-		for i, v := range cols {
-			buf := []byte(v)
-			if err := dest[2+i].(scanner).ScanBytes(buf); err != nil {
-				t.Fatal(err)
-			}
-			clear(buf) // the driver's buffer is reused after the call
-		}
-		a.Add()
+		scanRow(t, a, c, ts)
 	}
 	got := a.Commits()
 	if !reflect.DeepEqual(got, want) {
@@ -42,6 +36,104 @@ func TestArenaCommits(t *testing.T) {
 	got[0].Payload = append(got[0].Payload, 'x')
 	if string(got[1].Payload) != "null" {
 		t.Fatalf("appending to one column changed the next: %q", got[1].Payload)
+	}
+}
+
+// scanRow scans c into a as a driver does, with ts as read (in its own
+// zone), and adds it.
+func scanRow(t testing.TB, a *Arena, c store.RawCommit, ts time.Time) {
+	scanCols(t, a, c.Seq, ts, columns(c), nil)
+}
+
+// columns returns c's text columns in Dest's order.
+func columns(c store.RawCommit) [][]byte {
+	return [][]byte{[]byte(c.Actor), []byte(c.Op), []byte(c.EntityID), []byte(c.Type), c.Payload, c.Receipt, c.Provenance, c.Changes}
+}
+
+// scanCols scans one row's columns into a through scratch, a buffer the
+// "driver" reuses (and clears) after each call, and adds it.
+func scanCols(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte, scratch []byte) {
+	dest := a.Dest()
+	*dest[0].(*int64), *dest[1].(*time.Time) = seq, ts
+	for i, v := range cols {
+		buf := append(scratch[:0], v...)
+		if err := dest[2+i].(scanner).ScanBytes(buf); err != nil {
+			t.Fatal(err)
+		}
+		clear(buf)
+	}
+	a.Add()
+}
+
+// TestArenaBlocks reads pages longer and shorter than expected, with rows
+// of mixed sizes and values larger than a block, and gets every commit
+// back intact with no column's slice reaching into the next.
+func TestArenaBlocks(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct{ rows, expect, rowBytes int }{
+		{1, 8000, 400}, {1000, 1001, 400}, {3000, 1000, 0}, {500, 0, 10}, {40, 40, maxBlock},
+	} {
+		want := make([]store.RawCommit, tc.rows)
+		for i := range want {
+			size := rng.IntN(600)
+			if i == tc.rows/2 {
+				size = maxBlock + rng.IntN(1000)
+			}
+			body := `"` + strings.Repeat(string(rune('a'+i%26)), size) + `"`
+			want[i] = store.RawCommit{
+				Row: store.Row{Seq: int64(i + 1), TS: ts, Actor: "actor" + strings.Repeat("x", rng.IntN(40)), Op: "put",
+					EntityID: fmt.Sprint("e", i), Type: "task", Payload: json.RawMessage(body)},
+				Changes: json.RawMessage(`[` + body + `]`), Receipt: json.RawMessage{}, Provenance: json.RawMessage(`{}`),
+			}
+		}
+		a := NewArena(tc.expect, tc.rowBytes)
+		for _, c := range want {
+			scanRow(t, a, c, ts)
+		}
+		got := a.Commits()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v: the commits read back differ", tc)
+		}
+		for i := range got {
+			if cap(got[i].Payload) != len(got[i].Payload) || cap(got[i].Changes) != len(got[i].Changes) {
+				t.Fatalf("%+v: row %d's JSON has room past its end", tc, i)
+			}
+		}
+	}
+}
+
+// TestArenaPageCopiesNothingTwice: a page of the expected length takes a
+// handful of allocations (blocks, rows, strings, the commits), not the
+// copies of buffers that grow row by row, and a short page sets aside
+// little of the room the whole page would need.
+func TestArenaPageCopiesNothingTwice(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := store.RawCommit{Row: store.Row{Seq: 1, TS: ts, Actor: "loader", Op: "put", EntityID: "e12345", Type: "note",
+		Payload: json.RawMessage(`{"n":12345,"title":"row 12345"}`)}, Changes: json.RawMessage(strings.Repeat("c", 300)),
+		Receipt: json.RawMessage(`{}`), Provenance: json.RawMessage(`{"actor":"loader","via":"api"}`)}
+	rowBytes := len(c.Payload) + len(c.Changes) + len(c.Receipt) + len(c.Provenance)
+	cols, scratch := columns(c), make([]byte, 0, 1024)
+	allocs := testing.AllocsPerRun(20, func() {
+		a := NewArena(1000, rowBytes)
+		for range 1000 {
+			scanCols(t, a, c.Seq, ts, cols, scratch)
+		}
+		a.Commits()
+	})
+	if allocs > 16 {
+		t.Fatalf("a page of 1,000 rows took %.0f allocations, want at most 16", allocs)
+	}
+	// A tail read expecting a whole page and finding one row.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a := NewArena(8000, rowBytes)
+	scanCols(t, a, c.Seq, ts, cols, scratch)
+	a.Commits()
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Fatalf("one row read into an arena expecting 8,000 allocated %d bytes, want under 64 KiB", n)
 	}
 }
 
