@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -108,41 +109,60 @@ func NormalizeReceipt(r Receipt) Receipt {
 func microUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 // arrayLen counts the elements of a JSON array (0 for anything else)
-// without decoding them: the commas at depth one outside strings.
+// without decoding them: the commas at depth one outside strings. Most
+// of a change is inside strings (keys, ids, text), so it jumps from each
+// opening quote to the closing one with bytes.IndexByte.
 func arrayLen(raw []byte) int {
-	depth, n, inStr, esc, empty := 0, 0, false, false, true
-	for _, c := range raw {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
+	raw = bytes.TrimLeft(raw, " \t\n\r")
+	if len(raw) == 0 || raw[0] != '[' {
+		return 0
+	}
+	depth, n, empty := 0, 0, true
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '"':
+			i = stringEnd(raw, i+1)
+		case '[', '{':
 			depth++
 			if depth == 1 {
 				continue
 			}
-		case c == ']' || c == '}':
+		case ']', '}':
 			depth--
-		case c == ',' && depth == 1:
-			n++
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
 			continue
 		}
 		if depth >= 1 {
 			empty = false
 		}
 	}
-	if len(raw) == 0 || raw[0] != '[' || empty {
+	if empty {
 		return 0
 	}
 	return n + 1
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// text starts at i (len(raw) when it is not closed): the first quote not
+// escaped by an odd run of backslashes.
+func stringEnd(raw []byte, i int) int {
+	for {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return len(raw)
+		}
+		q += i
+		b := q
+		for b > i && raw[b-1] == '\\' {
+			b--
+		}
+		if (q-b)%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }

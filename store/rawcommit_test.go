@@ -1,0 +1,69 @@
+package store
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// wantArrayLen is arrayLen's oracle: encoding/json's count of a valid
+// array's elements (0 for any other valid value).
+func wantArrayLen(t testing.TB, raw []byte) (int, bool) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return 0, false
+	}
+	arr, _ := v.([]any)
+	return len(arr), true
+}
+
+// arrayLenSeeds are the awkward texts: escapes before quotes, brackets
+// and commas inside strings, nesting, whitespace, empty arrays.
+var arrayLenSeeds = []string{
+	`[]`, ` []`, `[ ]`, `[1]`, `[1,2,3]`, `["a,b","c"]`, `["\"",","]`, `["\\",1]`, `["\\\"]",2]`,
+	`[{"a":[1,2,{"b":","}]},{"c":"]"}]`, `[[],[[]],{}]`, "[\n1 ,\t2\r]", `{"a":[1,2]}`, `"[1,2]"`, `null`, `7`,
+	`[{"ordinal":0,"type":"task","id":"e1","after":{"properties":{"t":"x\\\\\"y,"}}}]`,
+}
+
+func TestArrayLen(t *testing.T) {
+	t.Parallel()
+	for _, s := range arrayLenSeeds {
+		want, _ := wantArrayLen(t, []byte(s))
+		if got := arrayLen([]byte(s)); got != want {
+			t.Errorf("arrayLen(%s) = %d, want %d", s, got, want)
+		}
+	}
+	// Random arrays of strings rich in quotes, backslashes and commas.
+	rng := rand.New(rand.NewPCG(7, 9))
+	alphabet := []string{`"`, `\`, `,`, `[`, `]`, `{`, `}`, `a`, ` `, `é`}
+	for range 5000 {
+		elems := make([]any, rng.IntN(5))
+		for i := range elems {
+			var b strings.Builder
+			for range rng.IntN(12) {
+				b.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			elems[i] = map[string]any{"k" + b.String(): []any{b.String(), i}}
+		}
+		raw, err := json.Marshal(elems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := arrayLen(raw); got != len(elems) {
+			t.Fatalf("arrayLen(%s) = %d, want %d", raw, got, len(elems))
+		}
+	}
+}
+
+func FuzzArrayLen(f *testing.F) {
+	for _, s := range arrayLenSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := arrayLen(raw)
+		if want, valid := wantArrayLen(t, raw); valid && got != want {
+			t.Fatalf("arrayLen(%q) = %d, want %d", raw, got, want)
+		}
+	})
+}
