@@ -9,16 +9,17 @@ import (
 // TestCatchUpPages: a trigger catching up over many pages commits
 // several pages in one transaction, yet judges, coalesces and records
 // errors page by page, as it does committing each page alone: with
-// Batch 3, 20 patches of one entity leave one coalesced delivery per
-// page of 3, every row matches the plain trigger once, and every row
-// whose `when` fails records its error.
+// Batch 3, 60 patches of one entity (more than one read of catchUpPages
+// pages) leave one coalesced delivery per page of 3, every row matches
+// the plain trigger once, and every row whose `when` fails records its
+// error.
 func TestCatchUpPages(t *testing.T) {
 	t.Parallel()
 	opts := testOptions()
 	opts.Batch = 3
 	e := newEnv(t, openSQLite(t), opts)
 	e.noop()
-	const rows = 20
+	const rows = 60
 	e.write(put("task", "t", map[string]any{"n": 0}))
 	for i := 1; i < rows; i++ {
 		e.write(patch("task", "t", map[string]any{"n": i}))

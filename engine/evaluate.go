@@ -63,8 +63,10 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 		return false, nil
 	}
 	pages, more := changelog.SplitRaw(page.Commits, sr.e.opts.Batch), page.HasMore
-	if more && len(pages) > 1 {
-		pages = pages[:len(pages)-1] // it may be short of a batch: read again next time
+	if last := pages[len(pages)-1]; more && len(pages) > 1 && len(last) < sr.e.opts.Batch {
+		// It may be short of a batch: read again next time. A page of
+		// Batch commits is whole whatever follows (no page holds more).
+		pages = pages[:len(pages)-1]
 	}
 	end := lastSeq(pages[len(pages)-1])
 	if more {
