@@ -22,7 +22,8 @@ func (c *Cursor) Offset() int {
 	return c.s.i
 }
 
-// Peek returns the next byte after whitespace, 0 at the end of the text.
+// Peek returns the next byte after whitespace, 0 at the end of the text
+// (End tells the end from a NUL byte).
 func (c *Cursor) Peek() byte {
 	c.s.space()
 	if c.s.i == len(c.s.b) {
@@ -94,7 +95,7 @@ func (c *Cursor) Next(closing byte) (more bool, err error) {
 
 // End reports an error unless only whitespace is left.
 func (c *Cursor) End() error {
-	if c.Peek() != 0 {
+	if c.s.space(); c.s.i != len(c.s.b) {
 		return c.s.fail(ErrSyntax, "data after the JSON value")
 	}
 	return nil

@@ -62,7 +62,7 @@ func TestCursorAgreesWithCheck(t *testing.T) {
 	t.Parallel()
 	texts := []string{
 		`{}`, `[]`, ` [ 1 , {"a" : [ ] } ] `, `{"a":1,"\u0061":2}`, `{"a":[1,]}`, `{"a" 1}`, `[1`, `"\ud800"`,
-		"\"a\xffb\"", `1e400`, `{"k":"\u00e9\ud83d\ude00\n\/"}`, `[1] x`, ``, `{"a":1,}`, `{,}`, `[,1]`, `nul`,
+		"\"a\xffb\"", `1e400`, `{"k":"\u00e9\ud83d\ude00\n\/"}`, `[1] x`, "[]\x00", ``, `{"a":1,}`, `{,}`, `[,1]`, `nul`,
 		strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth),
 		strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1),
 	}
