@@ -177,15 +177,28 @@ func PrimaryChange(c *store.Commit) *store.Change { return primaryChange(&c.Row,
 
 // primaryChange is PrimaryChange over a row and its commit's changes.
 func primaryChange(r *store.Row, changes []store.Change) *store.Change {
-	for i := range changes {
-		if changes[i].Type == r.Type && changes[i].ID == r.EntityID {
-			return &changes[i]
+	i := primaryIndex(r, len(changes), func(i int, typ, id string) bool {
+		return changes[i].Type == typ && changes[i].ID == id
+	})
+	if i < 0 {
+		return nil
+	}
+	return &changes[i]
+}
+
+// primaryIndex returns the index of the primary change among a commit's
+// n changes: the first of the row's entity (is reports whether change i
+// has the type and id), else the first; -1 when there are none.
+func primaryIndex(r *store.Row, n int, is func(i int, typ, id string) bool) int {
+	for i := range n {
+		if is(i, r.Type, r.EntityID) {
+			return i
 		}
 	}
-	if len(changes) > 0 {
-		return &changes[0]
+	if n > 0 {
+		return 0
 	}
-	return nil
+	return -1
 }
 
 // Coalescer applies coalescing to one batch of matched rows: with
