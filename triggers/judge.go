@@ -164,11 +164,12 @@ func SubjectOf(c *store.Commit) Subject {
 	return in
 }
 
-// SubjectOfRaw is SubjectOf for a commit as stored: its changes are decoded
+// SubjectOfRaw is SubjectOf for a commit as stored: its changes are read
 // only when a program reads entity or before (a row judged on `row`
-// alone, or left out by the prefilter and guards, never decodes them),
-// to the snapshots SubjectOf gives for the decoded commit. Changes that do
-// not decode make entity and before errors wrapping ErrBadInput.
+// alone, or left out by the prefilter and guards, never reads them),
+// and then only for the primary change's snapshots (stored.go), which
+// give the values SubjectOf gives for the decoded commit. Changes that
+// do not decode make entity and before errors wrapping ErrBadInput.
 func SubjectOfRaw(c *store.RawCommit) Subject { return Subject{Row: &c.Row, raw: c} }
 
 // PrimaryChange returns the change of the commit's primary entity (the
