@@ -112,5 +112,5 @@ func Unquote(lit []byte) (string, error) {
 	if err == nil && s.i != len(lit) {
 		err = s.fail(ErrSyntax, "data after the string")
 	}
-	return v, err
+	return string(v), err
 }
