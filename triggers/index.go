@@ -283,8 +283,7 @@ func (x *Index) MatchWithin(in Subject, b *Budget) (out []Result, ok bool) {
 	if in.Row == nil {
 		return nil, true
 	}
-	vars := newVars(in)
-	m := &matcher{x: x, vars: vars, paths: make([]pathVal, len(x.paths))}
+	m := &matcher{x: x, in: in}
 	var cands []int32
 	if b := x.buckets[in.Row.Type]; b != nil {
 		cands = m.candidates(b, cands)
@@ -299,7 +298,7 @@ func (x *Index) MatchWithin(in Subject, b *Budget) (out []Result, ok bool) {
 		if b != nil && !b.charge(e.cost()) {
 			return nil, false
 		}
-		if r, ok := judge(e, vars); ok {
+		if r, ok := judge(e, m.vars()); ok {
 			out = append(out, r)
 		}
 	}

@@ -164,11 +164,12 @@ func SubjectOf(c *store.Commit) Subject {
 	return in
 }
 
-// SubjectOfRaw is SubjectOf for a commit as stored: its changes are decoded
+// SubjectOfRaw is SubjectOf for a commit as stored: its changes are read
 // only when a program reads entity or before (a row judged on `row`
-// alone, or left out by the prefilter and guards, never decodes them),
-// to the snapshots SubjectOf gives for the decoded commit. Changes that do
-// not decode make entity and before errors wrapping ErrBadInput.
+// alone, or left out by the prefilter and guards, never reads them),
+// and then only for the primary change's snapshots (stored.go), which
+// give the values SubjectOf gives for the decoded commit. Changes that
+// do not decode make entity and before errors wrapping ErrBadInput.
 func SubjectOfRaw(c *store.RawCommit) Subject { return Subject{Row: &c.Row, raw: c} }
 
 // PrimaryChange returns the change of the commit's primary entity (the
@@ -177,15 +178,28 @@ func PrimaryChange(c *store.Commit) *store.Change { return primaryChange(&c.Row,
 
 // primaryChange is PrimaryChange over a row and its commit's changes.
 func primaryChange(r *store.Row, changes []store.Change) *store.Change {
-	for i := range changes {
-		if changes[i].Type == r.Type && changes[i].ID == r.EntityID {
-			return &changes[i]
+	i := primaryIndex(r, len(changes), func(i int, typ, id string) bool {
+		return changes[i].Type == typ && changes[i].ID == id
+	})
+	if i < 0 {
+		return nil
+	}
+	return &changes[i]
+}
+
+// primaryIndex returns the index of the primary change among a commit's
+// n changes: the first of the row's entity (is reports whether change i
+// has the type and id), else the first; -1 when there are none.
+func primaryIndex(r *store.Row, n int, is func(i int, typ, id string) bool) int {
+	for i := range n {
+		if is(i, r.Type, r.EntityID) {
+			return i
 		}
 	}
-	if len(changes) > 0 {
-		return &changes[0]
+	if n > 0 {
+		return 0
 	}
-	return nil
+	return -1
 }
 
 // Coalescer applies coalescing to one batch of matched rows: with

@@ -5,11 +5,21 @@ import (
 )
 
 // matcher holds one row's variables and the lazily evaluated values of
-// the index's paths.
+// the index's paths, both made on first use: a row no trigger can match
+// allocates neither.
 type matcher struct {
 	x     *Index
-	vars  *vars
+	in    Subject
+	v     *vars
 	paths []pathVal
+}
+
+// vars returns the row's variables.
+func (m *matcher) vars() *vars {
+	if m.v == nil {
+		m.v = newVars(m.in)
+	}
+	return m.v
 }
 
 // pathVal is one path's value on the current row.
@@ -31,11 +41,14 @@ const (
 
 // path evaluates path id once per row.
 func (m *matcher) path(id int) pathVal {
+	if m.paths == nil {
+		m.paths = make([]pathVal, len(m.x.paths))
+	}
 	v := &m.paths[id]
 	if v.state != pathUnset {
 		return *v
 	}
-	out, _, err := m.x.paths[id].Eval(m.vars)
+	out, _, err := m.x.paths[id].Eval(m.vars())
 	switch {
 	case err != nil && isMissingKey(err):
 		v.state = pathMissing

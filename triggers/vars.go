@@ -25,7 +25,11 @@ var ErrBadInput = errors.New("bad trigger input")
 type vars struct {
 	in                  Subject
 	row, entity, before ref.Val
-	// bad is why in.raw's changes did not decode (see records).
+	// stored reports that in.raw's changes were scanned (scanPrimary):
+	// afterText and beforeText are the primary snapshots' texts.
+	stored                bool
+	afterText, beforeText []byte
+	// bad is why in.raw's changes did not decode (see record).
 	bad error
 }
 
@@ -43,34 +47,69 @@ func (v *vars) ResolveName(name string) (any, bool) {
 		return v.row, true
 	case "entity":
 		if v.entity == nil {
-			v.entity = v.record("entity", func(in *Subject) *store.Record { return in.Entity })
+			v.entity = v.record("entity", snapAfter)
 		}
 		return v.entity, true
 	case "before":
 		if v.before == nil {
-			v.before = v.record("before", func(in *Subject) *store.Record { return in.Before })
+			v.before = v.record("before", snapBefore)
 		}
 		return v.before, true
 	}
 	return nil, false
 }
 
-// record returns the CEL value of the record pick chooses, decoding the
-// raw commit's changes first (once) when the Subject holds them.
-func (v *vars) record(name string, pick func(*Subject) *store.Record) ref.Val {
+// snap names one of the primary change's snapshots.
+type snap uint8
+
+const (
+	snapAfter snap = iota
+	snapBefore
+)
+
+// record returns the CEL value of the primary change's snapshot s. A raw
+// commit's changes are read first (once): scanned for the primary
+// snapshots' texts when they are in stored form, else decoded.
+func (v *vars) record(name string, s snap) ref.Val {
 	if raw := v.in.raw; raw != nil {
 		v.in.raw = nil
-		changes, err := raw.DecodeChanges()
-		if err != nil {
-			v.bad = err
-		} else if ch := primaryChange(&raw.Row, changes); ch != nil {
-			v.in.Entity, v.in.Before = ch.After, ch.Before
+		v.beforeText, v.afterText, v.stored = scanPrimary(&raw.Row, raw.Changes)
+		if !v.stored {
+			v.decodeRaw(raw)
 		}
 	}
-	if v.bad != nil {
+	switch {
+	case v.bad != nil:
 		return types.WrapErr(fmt.Errorf("%w: %s: %w", ErrBadInput, name, v.bad))
+	case v.stored:
+		return v.storedValue(name, s)
+	case s == snapAfter:
+		return recordValue(name, v.in.Entity)
 	}
-	return recordValue(name, pick(&v.in))
+	return recordValue(name, v.in.Before)
+}
+
+// decodeRaw decodes a raw commit's changes for Entity and Before.
+func (v *vars) decodeRaw(raw *store.RawCommit) {
+	changes, err := raw.DecodeChanges()
+	if err != nil {
+		v.bad = err
+	} else if ch := primaryChange(&raw.Row, changes); ch != nil {
+		v.in.Entity, v.in.Before = ch.After, ch.Before
+	}
+}
+
+// storedValue returns the CEL value of the scanned snapshot s.
+func (v *vars) storedValue(name string, s snap) ref.Val {
+	text := v.afterText
+	if s == snapBefore {
+		text = v.beforeText
+	}
+	val, err := storedRecord(text)
+	if err != nil {
+		return types.WrapErr(fmt.Errorf("%w: %s: %w", ErrBadInput, name, err))
+	}
+	return val
 }
 
 // Parent implements interpreter.Activation.

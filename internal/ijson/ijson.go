@@ -214,7 +214,7 @@ func (s *scanner) object() error {
 			return err
 		}
 		if !keys.add(key) {
-			return &Error{Kind: ErrDuplicateKey, Offset: at, Detail: strconv.Quote(key)}
+			return &Error{Kind: ErrDuplicateKey, Offset: at, Detail: strconv.Quote(string(key))}
 		}
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
@@ -233,38 +233,44 @@ func (s *scanner) object() error {
 	}
 }
 
-// keySet holds an object's keys: a slice while small, a map beyond.
+// keySet holds an object's keys: the first few in place (unescaped keys
+// are the text's own bytes, so small objects allocate nothing), a map
+// beyond.
 type keySet struct {
-	few  []string
+	n    int
+	few  [8][]byte
 	many map[string]struct{}
 }
 
-func (k *keySet) add(key string) bool {
+func (k *keySet) add(key []byte) bool {
 	if k.many != nil {
-		if _, dup := k.many[key]; dup {
+		if _, dup := k.many[string(key)]; dup {
 			return false
 		}
-		k.many[key] = struct{}{}
+		k.many[string(key)] = struct{}{}
 		return true
 	}
-	for _, have := range k.few {
-		if have == key {
+	for _, have := range k.few[:k.n] {
+		if bytes.Equal(have, key) {
 			return false
 		}
 	}
-	k.few = append(k.few, key)
-	if len(k.few) > 16 {
-		k.many = make(map[string]struct{}, 2*len(k.few))
-		for _, have := range k.few {
-			k.many[have] = struct{}{}
-		}
-		k.few = nil
+	if k.n < len(k.few) {
+		k.few[k.n] = key
+		k.n++
+		return true
 	}
+	k.many = make(map[string]struct{}, 4*len(k.few))
+	for _, have := range k.few {
+		k.many[string(have)] = struct{}{}
+	}
+	k.many[string(key)] = struct{}{}
 	return true
 }
 
-// str scans a string at s.i; with decode it returns its unescaped value.
-func (s *scanner) str(decode bool) (string, error) {
+// str scans a string at s.i; with decode it returns its unescaped value
+// (the text's own bytes when it has no escape).
+func (s *scanner) str(decode bool) ([]byte, error) {
 	s.i++ // the opening quote
 	start := s.i
 	var out []byte // the unescaped value once an escape is seen
@@ -276,11 +282,11 @@ func (s *scanner) str(decode bool) (string, error) {
 			s.i++
 			switch {
 			case !decode:
-				return "", nil
+				return nil, nil
 			case out == nil:
-				return string(s.b[start:end]), nil
+				return s.b[start:end], nil
 			default:
-				return string(out), nil
+				return out, nil
 			}
 		case c == '\\':
 			if decode && out == nil {
@@ -288,13 +294,13 @@ func (s *scanner) str(decode bool) (string, error) {
 			}
 			r, err := s.escape()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if decode {
 				out = utf8.AppendRune(out, r)
 			}
 		case c < 0x20:
-			return "", s.fail(ErrSyntax, "control character %q in a string", c)
+			return nil, s.fail(ErrSyntax, "control character %q in a string", c)
 		case c < utf8.RuneSelf:
 			if out != nil {
 				out = append(out, c)
@@ -303,7 +309,7 @@ func (s *scanner) str(decode bool) (string, error) {
 		default:
 			r, size := utf8.DecodeRune(s.b[s.i:])
 			if r == utf8.RuneError && size == 1 {
-				return "", s.fail(ErrInvalidUTF8, "byte 0x%02x in a string", c)
+				return nil, s.fail(ErrInvalidUTF8, "byte 0x%02x in a string", c)
 			}
 			if out != nil {
 				out = append(out, s.b[s.i:s.i+size]...)
@@ -311,7 +317,7 @@ func (s *scanner) str(decode bool) (string, error) {
 			s.i += size
 		}
 	}
-	return "", s.fail(ErrSyntax, "unterminated string")
+	return nil, s.fail(ErrSyntax, "unterminated string")
 }
 
 // escape scans one escape sequence at s.i (the backslash) and returns the
