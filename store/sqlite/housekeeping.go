@@ -11,8 +11,8 @@ const (
 	// stops at the first one not older than ?2; it reads the space row in
 	// the same statement, so head and commits agree.
 	sqlSeqBefore = `SELECT coalesce((SELECT c.seq - 1 FROM commits AS c
-WHERE c.space = s.id AND c.seq > s.horizon AND c.ts >= ?2 ORDER BY c.seq LIMIT 1), s.head)
-FROM spaces AS s WHERE s.id = ?1`
+WHERE c.space = spaces.id AND c.seq > spaces.horizon AND c.ts >= ?2 ORDER BY c.seq LIMIT 1), ` + spaceHead + `)
+FROM spaces WHERE spaces.id = ?1`
 
 	// sqlExpireReceipts deletes the oldest receipts created before ?1, at
 	// most ?2 of them, through the receipts_created index.

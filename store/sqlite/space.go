@@ -10,7 +10,18 @@ import (
 	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
-const spaceCols = `id, head, horizon, epoch, schema_version, created_at`
+// spaceHead is the head of the space row named spaces: the greater of
+// its stored head and the seq of its last commit, read at the end of its
+// range of the commits primary key. A commit does not store the head (an
+// update of the spaces row would add its page to every commit's WAL
+// frames, one in seven of a single put's): spaces.head is the head at the
+// space's creation or its last prune, which stores it before deleting
+// commits, so the head never moves back.
+const spaceHead = `max(spaces.head,
+    coalesce((SELECT max(c.seq) FROM commits AS c WHERE c.space = spaces.id), 0))`
+
+// spaceCols are the columns scanSpace reads, from a row named spaces.
+const spaceCols = `id, ` + spaceHead + `, horizon, epoch, schema_version, created_at`
 
 func scanSpace(sc scanner) (store.Space, error) {
 	var sp store.Space
@@ -77,12 +88,13 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 // SpacePrune deletes commits (their changes with them), deliveries and
 // stance errors with seq <= through, and the root counters whose chains
 // ended at or below it, and moves the horizon to max(horizon, through),
-// in one write transaction. The head never moves.
+// in one write transaction. The head never moves: it is stored in the
+// spaces row before the commits that give it are deleted.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
 	var sp store.Space
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		sp, err = scanSpace(tx.QueryRowContext(ctx, `UPDATE spaces SET horizon = max(horizon, ?)
+		sp, err = scanSpace(tx.QueryRowContext(ctx, `UPDATE spaces SET horizon = max(horizon, ?), head = `+spaceHead+`
 WHERE id = ? RETURNING `+spaceCols, through, id))
 		if err != nil {
 			return err

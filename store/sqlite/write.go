@@ -44,14 +44,12 @@ created_at = excluded.created_at, updated_at = excluded.updated_at`
 VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (space, mutation_id) DO UPDATE SET receipt = excluded.receipt,
 entity = excluded.entity, created_at = excluded.created_at`
-
-	sqlSetHead = `UPDATE spaces SET head = ? WHERE id = ?`
 )
 
 // writeQueries are prepared on the write connection before WriteBegin
 // takes it.
 var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlInsertCommit,
-	sqlUpsertEntity, sqlUpsertReceipt, sqlSetHead}
+	sqlUpsertEntity, sqlUpsertReceipt}
 
 // beginQueries are writeQueries and the multi-row statements, listed
 // once rather than per WriteBegin.
@@ -414,8 +412,9 @@ func (t *writeTx) ReceiptPut(ctx context.Context, r store.StoredReceipt) error {
 	return wrap("put receipt", t.fail(t.run(ctx, sqlUpsertReceipt, args)))
 }
 
-// Commit moves the space head to the last appended seq and commits. On any
-// error the transaction is rolled back.
+// Commit commits; the space's head is then the last appended seq (read
+// from the commits, see spaceHead). On any error the transaction is
+// rolled back.
 func (t *writeTx) Commit(ctx context.Context) error {
 	if err := t.usable(); err != nil {
 		if !t.done {
@@ -424,12 +423,6 @@ func (t *writeTx) Commit(ctx context.Context) error {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
 	t.done = true
-	if last := t.next - 1; last > t.space.Head {
-		if err := t.run(ctx, sqlSetHead, []any{last, t.space.ID}); err != nil {
-			_ = t.tx.Rollback()
-			return wrap("commit: set head", err)
-		}
-	}
 	if err := t.tx.Commit(); err != nil {
 		return wrap("commit", err)
 	}

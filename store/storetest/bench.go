@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/benchproc"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -72,13 +73,15 @@ func BenchWritesOptions(b *testing.B, st store.Store, writers, spaces int, opts 
 // goroutines that each take the next number until none is left. The
 // timer covers only the calls. An error stops the writer that met it;
 // once all have stopped, the first error fails b. It reports calls per
-// second as commits/s.
+// second as commits/s and the process's CPU time (user and system) per
+// call as cpu-ns/commit.
 func RunWriters(b *testing.B, writers int, op func(i int64) error) {
 	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	b.ResetTimer()
+	user0, sys0 := benchproc.CPUNow()
 	for range writers {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
@@ -91,11 +94,13 @@ func RunWriters(b *testing.B, writers int, op func(i int64) error) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	user1, sys1 := benchproc.CPUNow()
 	close(errs)
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	b.ReportMetric(float64(user1-user0+sys1-sys0)/float64(b.N), "cpu-ns/commit")
 }
 
 // benchPut is the mutation the write benchmarks append: a new entity with
