@@ -217,23 +217,23 @@ const (
 	upsertReceiptsQ = "INSERT INTO receipts (" + receiptCols + `)
 		SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) ` + receiptConflict
 
-	setHeadQ = "UPDATE spaces SET head = $2 WHERE id = $1"
-	notifyQ  = "SELECT pg_notify('" + NotifyChannel + "', $1::text || ':' || $2::bigint)"
+	// notifyHeadPrefix starts the NOTIFY of space $1's new head, which
+	// follows as a bigint parameter and a closing parenthesis.
+	notifyHeadPrefix = "pg_notify('" + NotifyChannel + "', $1::text || ':' || "
+	// setHeadQ moves the head and notifies it in one statement.
+	setHeadQ = "WITH moved AS (UPDATE spaces SET head = $2 WHERE id = $1) SELECT " + notifyHeadPrefix + "$2::bigint)"
 )
 
 // queue adds to b the statements writing the buffered rows of space and,
-// when commits were appended (last > head), the NOTIFY and, with setHead,
-// the head update (an optimistic transaction's claim already moved it).
-// The caller queues COMMIT.
+// when commits were appended (last > head) and setHead is set, the head
+// update and its NOTIFY (an optimistic transaction's claim already did
+// both). The caller ends the transaction.
 func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bool) {
 	w.commits.queue(b, space, w.writeID)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
-	if last > head {
-		if setHead {
-			b.Queue(setHeadQ, space, last)
-		}
-		b.Queue(notifyQ, space, last)
+	if last > head && setHead {
+		b.Queue(setHeadQ, space, last)
 	}
 }
 
