@@ -208,13 +208,6 @@ const (
 	updateEntityQ   = `UPDATE entities SET version = $4, kind = $5, properties = $6, links = $7,
 		group_versions = $8, created_at = $9, updated_at = $10
 		WHERE space = $1 AND type = $2 AND id = $3`
-	updateEntitiesQ = `UPDATE entities e SET version = u.version, kind = u.kind,
-		properties = u.properties, links = u.links, group_versions = u.group_versions,
-		created_at = u.created_at, updated_at = u.updated_at
-		FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[],
-			$8::text[], $9::timestamptz[], $10::timestamptz[])
-			AS u(type, id, version, kind, properties, links, group_versions, created_at, updated_at)
-		WHERE e.space = $1 AND e.type = u.type AND e.id = u.id`
 
 	receiptCols     = "space, mutation_id, receipt, entity, created_at"
 	receiptConflict = `ON CONFLICT (space, mutation_id) DO UPDATE SET receipt = EXCLUDED.receipt,
@@ -224,23 +217,23 @@ const (
 	upsertReceiptsQ = "INSERT INTO receipts (" + receiptCols + `)
 		SELECT $1::text, * FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) ` + receiptConflict
 
-	setHeadQ = "UPDATE spaces SET head = $2 WHERE id = $1"
-	notifyQ  = "SELECT pg_notify('" + NotifyChannel + "', $1::text || ':' || $2::bigint)"
+	// notifyHeadPrefix starts the NOTIFY of space $1's new head, which
+	// follows as a bigint parameter and a closing parenthesis.
+	notifyHeadPrefix = "pg_notify('" + NotifyChannel + "', $1::text || ':' || "
+	// setHeadQ moves the head and notifies it in one statement.
+	setHeadQ = "WITH moved AS (UPDATE spaces SET head = $2 WHERE id = $1) SELECT " + notifyHeadPrefix + "$2::bigint)"
 )
 
 // queue adds to b the statements writing the buffered rows of space and,
-// when commits were appended (last > head), the NOTIFY and, with setHead,
-// the head update (an optimistic transaction's claim already moved it).
-// The caller queues COMMIT.
+// when commits were appended (last > head) and setHead is set, the head
+// update and its NOTIFY (an optimistic transaction's claim already did
+// both). The caller ends the transaction.
 func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bool) {
 	w.commits.queue(b, space, w.writeID)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
-	if last > head {
-		if setHead {
-			b.Queue(setHeadQ, space, last)
-		}
-		b.Queue(notifyQ, space, last)
+	if last > head && setHead {
+		b.Queue(setHeadQ, space, last)
 	}
 }
 
@@ -263,11 +256,15 @@ func (k *commitBuf) queue(b *pgx.Batch, space string, writeID int64) {
 }
 
 // entityQueries are the single-row and multi-row statements writing
-// entities rows of each state.
+// entities rows of each state. Several rows known present are written by
+// the upsert, not by an UPDATE joined to unnest: its conflict check probes
+// the primary key for each row by construction, where the join is the
+// planner's choice, and a generic plan made while the table was small
+// hashes the whole space on every group commit that updates entities.
 var entityQueries = [...]struct{ one, many string }{
 	rowUnknown: {upsertEntityQ, upsertEntitiesQ},
 	rowAbsent:  {insertEntityQ, insertEntitiesQ},
-	rowPresent: {updateEntityQ, updateEntitiesQ},
+	rowPresent: {updateEntityQ, upsertEntitiesQ},
 }
 
 // queue adds one entities statement per row state present: insert,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -214,11 +215,15 @@ func explain(t *testing.T, s *Store, mode, q string, args []any) string {
 	return strings.Join(lines, "\n")
 }
 
-// sqlType names the PostgreSQL type of a rowsQuery argument.
+// sqlType names the PostgreSQL type of a statement's argument.
 func sqlType(a any) string {
 	switch a.(type) {
 	case []string:
 		return "text[]"
+	case []int64:
+		return "bigint[]"
+	case []time.Time:
+		return "timestamptz[]"
 	case int64, *int64:
 		return "bigint"
 	default:
@@ -226,7 +231,7 @@ func sqlType(a any) string {
 	}
 }
 
-// sqlLiteral renders a rowsQuery argument as an SQL literal (EXECUTE
+// sqlLiteral renders a statement's argument as an SQL literal (EXECUTE
 // takes no bind parameters).
 func sqlLiteral(a any) string {
 	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
@@ -237,6 +242,18 @@ func sqlLiteral(a any) string {
 			q[i] = quote(s)
 		}
 		return "ARRAY[" + strings.Join(q, ", ") + "]::text[]"
+	case []int64:
+		q := make([]string, len(v))
+		for i, n := range v {
+			q[i] = fmt.Sprint(n)
+		}
+		return "ARRAY[" + strings.Join(q, ", ") + "]::bigint[]"
+	case []time.Time:
+		q := make([]string, len(v))
+		for i, ts := range v {
+			q[i] = quote(ts.Format(time.RFC3339Nano))
+		}
+		return "ARRAY[" + strings.Join(q, ", ") + "]::timestamptz[]"
 	case int64:
 		return fmt.Sprint(v)
 	case *int64:

@@ -231,8 +231,9 @@ func (tx *writeTx) ReceiptPut(_ context.Context, r store.StoredReceipt) error {
 }
 
 // Commit sends the buffered writes, the head update, the NOTIFY and
-// COMMIT as one batch, then releases the connection. On any error the
-// transaction is rolled back.
+// COMMIT as one batch (an optimistic transaction's batch, the whole
+// transaction, needs no COMMIT: see queueExpect), then releases the
+// connection. On any error the transaction is rolled back.
 func (tx *writeTx) Commit(ctx context.Context) error {
 	if tx.conn == nil {
 		return errTxDone
@@ -252,7 +253,9 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 	tx.trig.queue(b)
 	tx.queueClientPuts(b)
 	tx.queueRootCounts(b)
-	b.Queue("COMMIT")
+	if tx.expect == nil {
+		b.Queue("COMMIT")
+	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrapTrigger("commit", err)
 	}

@@ -1,0 +1,46 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEntityUpdatesProbeKey holds the statement that writes several
+// entities rows known present to a plan that finds each row through the
+// primary key, whatever the statistics: on a space of 100,000 entities
+// whose statistics were taken while the table held three rows, the
+// generic plan (the one a connection caches after five executions) of an
+// UPDATE joined to unnest hashed every row of the space.
+func TestEntityUpdatesProbeKey(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	mustSpace(t, s, "s")
+	ctx := context.Background()
+	const fill = `INSERT INTO entities (space, type, id, version, kind, properties, links, group_versions,
+			created_at, updated_at)
+		SELECT 's', 'note', 'e' || g, 1, 'live', '{}', '[]', '{}', now(), now() FROM generate_series($1::int, $2::int) g`
+	for _, st := range []struct {
+		sql  string
+		args []any
+	}{
+		{"ALTER TABLE entities SET (autovacuum_enabled = false)", nil},
+		{fill, []any{1, 3}},
+		{"ANALYZE entities", nil},
+		{fill, []any{4, 100_000}},
+	} {
+		if _, err := s.pool.Exec(ctx, st.sql, st.args...); err != nil {
+			t.Fatalf("%s: %v", st.sql, err)
+		}
+	}
+	now := []time.Time{t0, t0}
+	args := []any{"s", []string{"note", "note"}, []string{"e1", "e99999"}, []int64{2, 2}, []string{"live", "live"},
+		[]string{"{}", "{}"}, []string{"[]", "[]"}, []string{"{}", "{}"}, now, now}
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		plan := explain(t, s, mode, entityQueries[rowPresent].many, args)
+		if strings.Contains(plan, "Scan on entities") || !strings.Contains(plan, "Arbiter Indexes: entities_pkey") {
+			t.Errorf("%s: several present entities rows are not written through the primary key:\n%s", mode, plan)
+		}
+	}
+}
