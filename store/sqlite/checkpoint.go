@@ -20,20 +20,11 @@ import (
 // WAL, and a crash mid-checkpoint is recovered from the WAL on open.
 
 const (
-	// checkpointPages is the WAL size the checkpointer aims to run at,
-	// SQLite's own default.
-	checkpointPages = 1000
 	// checkpointEvery is the number of commits after which the
-	// checkpointer is first woken: a single-put commit writes about six
-	// WAL pages, so this is about checkpointPages. The checkpointer then
-	// adapts it to the pages the commits really write (adapt): a group
-	// commit shares pages, and waking it every 160 commits of groups of
-	// 14 checkpointed every ~230 pages, four times SQLite's rate, each
-	// with its fsyncs.
+	// checkpointer is woken: a single-put commit writes five or six WAL
+	// pages, so this is about SQLite's default of 1,000 pages (a group
+	// commit shares pages, so fewer).
 	checkpointEvery = 160
-	// The bounds of the adapted count.
-	minCheckpointEvery = 64
-	maxCheckpointEvery = 8192
 	// checkpointIdle is how often the checkpointer runs anyway, for writes
 	// that did not count (migrations, housekeeping) and quiet periods.
 	checkpointIdle = time.Second
@@ -41,18 +32,12 @@ const (
 
 // checkpointer runs PASSIVE checkpoints off the write path.
 type checkpointer struct {
-	db *sql.DB
-	// since counts the commits (or other write transactions) since the
-	// last checkpoint began; every is how many wake the checkpointer.
-	since, every atomic.Int64
-	// restarted is true when the last checkpoint copied the whole WAL, so
-	// the next write restarts it and the next checkpoint's frames are
-	// those written since (only the run loop uses it).
-	restarted bool
-	wake      chan struct{}
-	stop      chan struct{}
-	halted    sync.Once
-	stopped   sync.WaitGroup
+	db      *sql.DB
+	writes  atomic.Int64 // commits (or other write transactions) counted so far
+	wake    chan struct{}
+	stop    chan struct{}
+	halted  sync.Once
+	stopped sync.WaitGroup
 }
 
 // startCheckpointer opens its connection with dsn and starts it.
@@ -61,25 +46,18 @@ func startCheckpointer(ctx context.Context, dsn string) (*checkpointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newCheckpointer(db)
+	c := &checkpointer{db: db, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	c.stopped.Go(c.run)
 	return c, nil
 }
 
-// newCheckpointer returns a checkpointer on db, not started.
-func newCheckpointer(db *sql.DB) *checkpointer {
-	c := &checkpointer{db: db, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	c.every.Store(checkpointEvery)
-	return c
-}
-
 // committed counts n commits of one write transaction (1 for a write
-// that appends none) and wakes the checkpointer once the commits since
-// its last run reach every: a group commit of many counts as many. It
-// never blocks.
+// that appends none) and wakes the checkpointer each time the count
+// passes a multiple of checkpointEvery: a group commit of many counts as
+// many. It never blocks.
 func (c *checkpointer) committed(n int64) {
 	n = max(n, 1)
-	if c.since.Add(n) < c.every.Load() {
+	if after := c.writes.Add(n); (after-n)/checkpointEvery == after/checkpointEvery {
 		return
 	}
 	select {
@@ -98,27 +76,10 @@ func (c *checkpointer) run() {
 		case <-c.wake:
 		case <-t.C:
 		}
-		commits := c.since.Swap(0)
-		frames, copied, err := c.checkpoint()
-		if err != nil {
+		if _, _, err := c.checkpoint(); err != nil {
 			slog.Warn("sqlite: checkpoint", "err", err)
-			c.restarted = false
-			continue
 		}
-		c.adapt(commits, frames)
-		c.restarted = copied == frames
 	}
-}
-
-// adapt sets how many commits wake the checkpointer from what the last
-// ones wrote: frames were written by commits since the WAL restarted
-// (known only when the previous checkpoint copied it all), so
-// checkpointPages take checkpointPages*commits/frames commits.
-func (c *checkpointer) adapt(commits, frames int64) {
-	if !c.restarted || commits < minCheckpointEvery || frames <= 0 {
-		return
-	}
-	c.every.Store(min(max(checkpointPages*commits/frames, minCheckpointEvery), maxCheckpointEvery))
 }
 
 // checkpoint runs one PASSIVE checkpoint: it copies what it can without
