@@ -13,20 +13,7 @@ import (
 func TestLingerReleasedByArrivals(t *testing.T) {
 	c := &committer{recent: [recentGroups]int{3}}
 	c.queue = []*pending{{ctx: context.Background()}}
-	released := make(chan struct{})
-	go func() {
-		c.linger(time.Hour, 128)
-		close(released)
-	}()
-	for {
-		c.mu.Lock()
-		waiting := c.full != nil
-		c.mu.Unlock()
-		if waiting {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	released := lingering(c)
 	l := &Log{}
 	for range 2 {
 		c.mu.Lock()
@@ -89,6 +76,22 @@ func TestLingerHalvesOnTimeout(t *testing.T) {
 		c.linger(time.Nanosecond, 128)
 	}
 	c.queue = []*pending{{}}
+	released := lingering(c)
+	c.mu.Lock()
+	c.queue = append(c.queue, &pending{}, &pending{}, &pending{})
+	close(c.full)
+	c.full = nil
+	c.mu.Unlock()
+	<-released
+	if c.shorter != 0 {
+		t.Fatalf("after a filled linger shorter = %d, want 0", c.shorter)
+	}
+}
+
+// lingering starts c lingering with an endless timer and returns once it
+// waits for its queue to fill (c.full set); the channel closes when the
+// linger returns.
+func lingering(c *committer) <-chan struct{} {
 	released := make(chan struct{})
 	go func() {
 		c.linger(time.Hour, 128)
@@ -96,18 +99,11 @@ func TestLingerHalvesOnTimeout(t *testing.T) {
 	}()
 	for {
 		c.mu.Lock()
-		if c.full != nil {
-			c.queue = append(c.queue, &pending{}, &pending{}, &pending{})
-			close(c.full)
-			c.full = nil
-			c.mu.Unlock()
-			break
-		}
+		waiting := c.full != nil
 		c.mu.Unlock()
+		if waiting {
+			return released
+		}
 		runtime.Gosched()
-	}
-	<-released
-	if c.shorter != 0 {
-		t.Fatalf("after a filled linger shorter = %d, want 0", c.shorter)
 	}
 }
