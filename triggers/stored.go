@@ -242,67 +242,40 @@ func sameString(lit []byte, s string) bool {
 	return err == nil && v == s
 }
 
-// CEL keys of a record (recordValue).
-var (
-	celType       = types.String("type")
-	celID         = types.String("id")
-	celVersion    = types.String("version")
-	celProperties = types.String("properties")
-	celLinks      = types.String("links")
-	celRel        = types.String("rel")
-	celTarget     = types.String("target")
-)
-
 // storedRecord returns the CEL value recordValue gives the record a
 // snapshot's text (as scanSnapshot accepted it) decodes to; null for nil.
+// A field the text leaves out shows as recordValue shows a zero field.
 func storedRecord(text []byte) (ref.Val, error) {
 	if text == nil {
 		return types.NullValue, nil
 	}
-	m := make(map[ref.Val]ref.Val, len(recordDefaults))
+	f := [...]ref.Val{types.String(""), types.String(""), types.Int(0), emptyMap, emptyList}
 	c := ijson.NewCursor(text)
-	err := scanObject(&c, recordKeys, func(k int) error {
-		var v ref.Val
-		var err error
+	err := scanObject(&c, recordKeys, func(k int) (err error) {
 		switch k {
 		case 0, 1, 3:
-			v, err = celJSON(&c)
+			f[k], err = celJSON(&c)
 		case 2:
-			v, err = celInt(&c)
+			f[k], err = celInt(&c)
 		case 4:
-			v, err = celLinkList(&c)
+			f[k], err = celLinkList(&c)
 		default:
 			_, err = c.Value()
-		}
-		if v != nil {
-			m[recordCELKeys[k]] = v
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range recordDefaults {
-		if _, ok := m[k]; !ok {
-			m[k] = v
-		}
-	}
-	return types.NewRefValMap(types.DefaultTypeAdapter, m), nil
+	return recordCEL(f[0], f[1], f[2], f[3], f[4]), nil
 }
 
-// recordCELKeys are the CEL keys of recordKeys' fields (nil: not shown).
-var recordCELKeys = []ref.Val{celType, celID, celVersion, celProperties, celLinks, nil, nil}
-
-// recordDefaults are the CEL values of the fields a snapshot's text
-// leaves out, as recordValue shows its record's zero fields. CEL lists
-// and maps are immutable: one value serves every record.
-var recordDefaults = map[ref.Val]ref.Val{
-	celType: types.String(""), celID: types.String(""), celVersion: types.Int(0),
-	celProperties: types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{}),
-	celLinks:      emptyList,
-}
-
-var emptyList = types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{})
+// emptyMap and emptyList are the CEL values of absent properties and
+// links; CEL maps and lists are immutable, so one value serves all.
+var (
+	emptyMap  = types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{})
+	emptyList = types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{})
+)
 
 // celInt reads an integer scanInt accepted.
 func celInt(c *ijson.Cursor) (ref.Val, error) {
@@ -314,27 +287,24 @@ func celInt(c *ijson.Cursor) (ref.Val, error) {
 	return types.Int(n), err
 }
 
-// celLinkList reads a snapshot's links as recordValue shows them:
-// {rel, target: {type, id}} each.
+// celLinkList reads a snapshot's links as recordValue shows them
+// (linkCEL each).
 func celLinkList(c *ijson.Cursor) (ref.Val, error) {
 	var links []ref.Val
 	err := scanArray(c, func() error {
-		l := map[ref.Val]ref.Val{celRel: types.String("")}
-		t := map[ref.Val]ref.Val{celType: types.String(""), celID: types.String("")}
-		err := scanObject(c, linkKeys, func(k int) error {
+		rel := ref.Val(types.String(""))
+		target := [2]ref.Val{types.String(""), types.String("")} // type, id
+		err := scanObject(c, linkKeys, func(k int) (err error) {
 			if k == 0 {
-				v, err := celJSON(c)
-				l[celRel] = v
+				rel, err = celJSON(c)
 				return err
 			}
-			return scanObject(c, targetKeys, func(k int) error {
-				v, err := celJSON(c)
-				t[recordCELKeys[k]] = v
+			return scanObject(c, targetKeys, func(k int) (err error) {
+				target[k], err = celJSON(c)
 				return err
 			})
 		})
-		l[celTarget] = types.NewRefValMap(types.DefaultTypeAdapter, t)
-		links = append(links, types.NewRefValMap(types.DefaultTypeAdapter, l))
+		links = append(links, linkCEL(rel, target[0], target[1]))
 		return err
 	})
 	if links == nil {

@@ -129,14 +129,40 @@ func recordValue(name string, r *store.Record) ref.Val {
 			return types.WrapErr(fmt.Errorf("%w: %s properties: %w", ErrBadInput, name, err))
 		}
 	}
-	links := make([]any, len(r.Links))
+	links := make([]ref.Val, len(r.Links))
 	for i, l := range r.Links {
-		links[i] = map[string]any{"rel": l.Rel, "target": map[string]any{"type": l.Target.Type, "id": l.Target.ID}}
+		links[i] = linkCEL(types.String(l.Rel), types.String(l.Target.Type), types.String(l.Target.ID))
 	}
-	return celValue(map[string]any{
-		"type": r.Type, "id": r.ID, "version": r.Version,
-		"properties": props, "links": links,
+	return recordCEL(types.String(r.Type), types.String(r.ID), types.Int(r.Version),
+		celValue(props), types.NewRefValList(types.DefaultTypeAdapter, links))
+}
+
+// CEL keys of a record and its links (recordCEL, linkCEL), held as
+// ref.Val so that using one as a map key boxes nothing.
+var (
+	celType       ref.Val = types.String("type")
+	celID         ref.Val = types.String("id")
+	celVersion    ref.Val = types.String("version")
+	celProperties ref.Val = types.String("properties")
+	celLinks      ref.Val = types.String("links")
+	celRel        ref.Val = types.String("rel")
+	celTarget     ref.Val = types.String("target")
+)
+
+// recordCEL is what a `when` sees of a record (entity, before): its type,
+// id, version, properties and links. It is the one place that shape is
+// written, for decoded records (recordValue) and stored ones
+// (storedRecord).
+func recordCEL(typ, id, version, props, links ref.Val) ref.Val {
+	return types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{
+		celType: typ, celID: id, celVersion: version, celProperties: props, celLinks: links,
 	})
+}
+
+// linkCEL is what a `when` sees of a link: {rel, target: {type, id}}.
+func linkCEL(rel, typ, id ref.Val) ref.Val {
+	target := types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{celType: typ, celID: id})
+	return types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{celRel: rel, celTarget: target})
 }
 
 // celValue converts a decoded JSON value (and the row's int64 and
