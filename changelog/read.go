@@ -39,6 +39,11 @@ type PullOptions struct {
 	// ReadAhead (PullRawWith only) reads a sequential reader's next page
 	// while the caller handles this one (see readahead.go).
 	ReadAhead bool
+	// ChangesOf (PullRawWith only), when not nil, reads the changes and
+	// provenance only of the commits of these entity types
+	// (store.CommitsParams.ChangesOf): the others come with both nil,
+	// their ChangeCount intact.
+	ChangesOf []string
 }
 
 // PullWith is Pull with options.
@@ -122,7 +127,7 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	if after == sp.Head {
 		return page, nil
 	}
-	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts}
+	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts, ChangesOf: opts.ChangesOf}
 	commits, ok := []store.RawCommit(nil), false
 	if opts.ReadAhead {
 		commits, ok = l.ahead.take(p)

@@ -2,6 +2,7 @@ package changelog
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,7 +60,7 @@ func (a *pullAhead) take(p store.CommitsParams) ([]store.RawCommit, bool) {
 	a.mu.Lock()
 	sp := a.spaces[p.Space]
 	var r *aheadRead
-	if sp != nil && sp.page != nil && sp.page.p == p {
+	if sp != nil && sp.page != nil && sameParams(sp.page.p, p) {
 		r, sp.page = sp.page, nil
 	}
 	a.mu.Unlock()
@@ -121,4 +122,10 @@ func (a *pullAhead) close() {
 		a.stop()
 	}
 	a.spaces, a.closed = nil, true
+}
+
+// sameParams reports whether a read with p answers a read with q.
+func sameParams(p, q store.CommitsParams) bool {
+	return p.Space == q.Space && p.After == q.After && p.Limit == q.Limit && p.NoReceipts == q.NoReceipts &&
+		(p.ChangesOf == nil) == (q.ChangesOf == nil) && slices.Equal(p.ChangesOf, q.ChangesOf)
 }

@@ -21,15 +21,22 @@ type RawCommit struct {
 }
 
 // ChangeCount returns the number of changes without decoding them: the
-// elements of the stored JSON array. The count is kept, so a page cut
-// twice (a pull, then the evaluator's batches) scans each commit once;
-// like any write to r, it must not race with another use of r.
+// count the driver read with the commit (SetChangeCount), else the
+// elements of the stored JSON array. A count found by scanning is kept,
+// so a page cut twice (a pull, then the evaluator's batches) scans each
+// commit once; like any write to r, it must not race with another use
+// of r.
 func (r *RawCommit) ChangeCount() int {
 	if r.changeCount == 0 {
 		r.changeCount = arrayLen(r.Changes) + 1
 	}
 	return r.changeCount - 1
 }
+
+// SetChangeCount records the number of changes as stored with the commit,
+// for ChangeCount; a driver sets it when it reads the count, and must
+// when it leaves Changes out (CommitsParams.ChangesOf).
+func (r *RawCommit) SetChangeCount(n int) { r.changeCount = n + 1 }
 
 // Decode returns the commit with its JSON decoded and normalized as the
 // drivers' Commits return it (NormalizeChange, NormalizeReceipt).

@@ -252,6 +252,14 @@ type CommitsParams struct {
 	// use for receipts (the trigger evaluator) skips reading and decoding
 	// them.
 	NoReceipts bool
+	// ChangesOf (RawCommits only), when not nil, reads the changes and
+	// provenance only of the commits of these entity types (the Type of their Row): the
+	// others come with Changes and Provenance nil, for a reader that
+	// needs only their rows (the trigger evaluator: rows of types no
+	// trigger watches). Their ChangeCount still answers, from the count
+	// stored with each commit; a commit stored without one (written
+	// before the count was) comes whole. nil reads every commit whole.
+	ChangesOf []string
 }
 
 // EntityListParams selects records of one type with id > After (bytewise),

@@ -21,11 +21,28 @@ const commitColumns = rowColumns + ", receipt, provenance, changes"
 // sorts every row past the cursor for each page, which makes a catch-up
 // quadratic.
 const (
-	commitsQuery = "SELECT " + commitColumns + ` FROM commits
+	commitsWindow = ` FROM commits
 		WHERE space = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
-	commitsLeanQuery = "SELECT " + rowColumns + `, '', provenance, changes FROM commits
-		WHERE space = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
+	commitsQuery     = "SELECT " + commitColumns + commitsWindow
+	commitsLeanQuery = "SELECT " + rowColumns + ", '', provenance, changes" + commitsWindow
 )
+
+// rawCommitsQuery returns the read of RawCommits for p: the columns of
+// an Arena, each row's stored change count last. With p.ChangesOf, the
+// provenance and changes of rows of other types are NULL (not sent),
+// unless the row has no stored count; the types are the fifth argument
+// (RawCommits appends them to commitsArgs).
+func rawCommitsQuery(p store.CommitsParams) string {
+	receipt, prov, changes := "receipt", "provenance", "changes"
+	if p.NoReceipts {
+		receipt = "''"
+	}
+	if p.ChangesOf != nil {
+		const read = "change_count IS NULL OR entity_type = ANY($5::text[])"
+		prov, changes = "CASE WHEN "+read+" THEN provenance END", "CASE WHEN "+read+" THEN changes END"
+	}
+	return "SELECT " + rowColumns + ", " + receipt + ", " + prov + ", " + changes + ", change_count" + commitsWindow
+}
 
 // commitsArgs returns the arguments of commitsQuery for p: the window's
 // upper end is after+limit (unbounded without a limit).
@@ -64,14 +81,14 @@ func (s *Store) Commits(ctx context.Context, p store.CommitsParams) ([]store.Com
 
 // RawCommits is Commits with the JSON columns left as stored.
 func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.RawCommit, error) {
-	query := commitsQuery
-	if p.NoReceipts {
-		query = commitsLeanQuery
+	args := commitsArgs(p)
+	if p.ChangesOf != nil {
+		args = append(args, p.ChangesOf)
 	}
-	return s.readRawPage(ctx, "raw commits", p.Limit, query, commitsArgs(p)...)
+	return s.readRawPage(ctx, "raw commits", p.Limit, rawCommitsQuery(p), args...)
 }
 
-// readRawPage runs a read of whole commits (commitColumns) into an arena
+// readRawPage runs a read of whole commits (rawCommitsQuery) into an arena
 // (rowcodec.Arena), leaving their JSON columns as stored: a page costs a
 // few allocations, not several per row. The arena is made when the first
 // row arrives (a tail read that finds nothing allocates nothing) and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/postgres"
 	"github.com/eddy-run/eddy/store/postgres/pgtest"
@@ -25,6 +27,20 @@ func TestConformance(t *testing.T) {
 
 func TestConformanceConcurrency(t *testing.T) {
 	storetest.ExerciseConcurrency(t, openConformance)
+}
+
+func TestUncountedCommits(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	st := storetest.Migrated(t, func(ctx context.Context) (*postgres.Store, error) { return postgres.Open(ctx, url) })
+	storetest.ExerciseUncounted(t, st, func(ctx context.Context) error {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, "UPDATE commits SET change_count = NULL WHERE seq % 2 = 1")
+		return err
+	})
 }
 
 func TestTriggersConformance(t *testing.T) {

@@ -34,6 +34,7 @@ type commitBuf struct {
 	causedBy                     []*int64
 	depth                        []int32
 	changes                      []string
+	changeCount                  []int32
 }
 
 // rowState is what a write transaction knows, under the space lock, of an
@@ -109,6 +110,7 @@ func (w *pending) addCommit(c store.Commit) error {
 	k.etype2 = append(k.etype2, etype2)
 	k.eid2 = append(k.eid2, eid2)
 	k.changes = append(k.changes, changes)
+	k.changeCount = append(k.changeCount, int32(len(c.Changes)))
 	return nil
 }
 
@@ -185,13 +187,13 @@ func (w *pending) addReceipt(r store.StoredReceipt, created time.Time) error {
 // fixed, so its prepared form is cached per connection.
 const (
 	commitCols = `space, seq, ts, actor, op, entity_type, entity_id, entity2_type, entity2_id,
-		payload, receipt, provenance, caused_by, depth, changes, write_id`
+		payload, receipt, provenance, caused_by, depth, changes, change_count, write_id`
 	insertCommitQ = "INSERT INTO commits (" + commitCols + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`
 	insertCommitsQ = "INSERT INTO commits (" + commitCols + `)
-		SELECT $1::text, u.*, $16::bigint FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[],
+		SELECT $1::text, u.*, $17::bigint FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[],
 			$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-			$13::bigint[], $14::int[], $15::text[]) AS u`
+			$13::bigint[], $14::int[], $15::text[], $16::int[]) AS u`
 
 	entityCols     = "space, type, id, version, kind, properties, links, group_versions, created_at, updated_at"
 	entityConflict = `ON CONFLICT (space, type, id) DO UPDATE SET version = EXCLUDED.version,
@@ -248,10 +250,10 @@ func (k *commitBuf) queue(b *pgx.Batch, space string, writeID int64) {
 	case 1:
 		b.Queue(insertCommitQ, space, k.seq[0], k.ts[0], k.actor[0], k.op[0], k.etype[0], k.eid[0],
 			k.etype2[0], k.eid2[0], k.payload[0], k.receipt[0], k.provenance[0], k.causedBy[0],
-			k.depth[0], k.changes[0], wid)
+			k.depth[0], k.changes[0], k.changeCount[0], wid)
 	default:
 		b.Queue(insertCommitsQ, space, k.seq, k.ts, k.actor, k.op, k.etype, k.eid, k.etype2, k.eid2,
-			k.payload, k.receipt, k.provenance, k.causedBy, k.depth, k.changes, wid)
+			k.payload, k.receipt, k.provenance, k.causedBy, k.depth, k.changes, k.changeCount, wid)
 	}
 }
 

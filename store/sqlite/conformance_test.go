@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -25,6 +26,20 @@ func TestConformance(t *testing.T) {
 
 func TestConformanceConcurrency(t *testing.T) {
 	storetest.ExerciseConcurrency(t, openConformance)
+}
+
+func TestUncountedCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eddy.db")
+	st := storetest.Migrated(t, func(ctx context.Context) (*sqlite.Store, error) { return sqlite.Open(ctx, path) })
+	storetest.ExerciseUncounted(t, st, func(ctx context.Context) error {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.ExecContext(ctx, "UPDATE commits SET change_count = NULL WHERE seq % 2 = 1")
+		return err
+	})
 }
 
 func TestTriggersConformance(t *testing.T) {

@@ -217,18 +217,55 @@ func (s *Store) commits(ctx context.Context, op, query string, args ...any) ([]s
 	return commits, wrap(op, err)
 }
 
-// RawCommits is Commits with the JSON columns left as stored.
+// RawCommits is Commits with the JSON columns left as stored, each with
+// its stored change count; with p.ChangesOf, rows of other types come
+// without provenance and changes unless they have no stored count.
 func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.RawCommit, error) {
-	query := sqlCommits
+	receipt, only := "receipt", any(nil)
 	if p.NoReceipts {
-		query = sqlCommitsNoReceipts
+		receipt = "''"
 	}
-	raws, err := s.rawCommits(ctx, "raw commits", query, p.Space, p.After, limitArg(p.Limit))
+	if p.ChangesOf != nil {
+		types, err := json.Marshal(p.ChangesOf)
+		if err != nil {
+			return nil, wrap("raw commits", err)
+		}
+		only = string(types)
+	}
+	query := `SELECT seq, ts, actor, op, entity_id, entity_type, payload, ` + receipt + `,
+	CASE WHEN ` + sqlReadChanges + ` THEN provenance END, CASE WHEN ` + sqlReadChanges + ` THEN changes END, change_count
+FROM commits WHERE space = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`
+	rows, err := s.rquery(ctx, query, p.Space, p.After, limitArg(p.Limit), only)
 	if err != nil {
-		return nil, err
+		return nil, wrap("raw commits", err)
 	}
-	return rowcodec.RawAll(raws), nil
+	defer rows.Close()
+	out := []store.RawCommit{}
+	for rows.Next() {
+		var (
+			raw   store.RawCommit
+			count *int64
+		)
+		// NULL provenance and changes (unread) scan as nil.
+		raw.Row, err = scanRow(rows, (*[]byte)(&raw.Receipt), (*[]byte)(&raw.Provenance), (*[]byte)(&raw.Changes), &count)
+		if err != nil {
+			return nil, wrap("raw commits", err)
+		}
+		if count != nil {
+			raw.SetChangeCount(int(*count))
+		}
+		out = append(out, raw)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("raw commits", err)
+	}
+	return out, nil
 }
+
+// sqlReadChanges decides whether RawCommits reads a row's provenance and
+// changes: always without ChangesOf (?4 is NULL), else when the row is of
+// one of its types (?4, a JSON array) or has no stored count.
+const sqlReadChanges = `(?4 IS NULL OR change_count IS NULL OR entity_type IN (SELECT value FROM json_each(?4)))`
 
 // rawCommits runs a read of whole commits (the columns of sqlCommits),
 // leaving their JSON columns encoded.

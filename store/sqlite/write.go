@@ -31,8 +31,8 @@ WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
 	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
-entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, write_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, change_count, write_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	sqlUpsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
 group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -350,7 +350,7 @@ func commitArgs(space string, c *store.Commit, writeID int64) ([]any, error) {
 	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
 		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes,
-		wid}, nil
+		len(c.Changes), wid}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {

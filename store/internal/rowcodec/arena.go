@@ -17,12 +17,15 @@ import (
 // Scan a row into Dest, call Add, and take the page with Commits.
 //
 // Dest's columns are, in order: seq, ts, actor, op, entity_id,
-// entity_type, payload, receipt, provenance, changes (a driver selects
-// them so). An Arena is for one page; it is not safe for concurrent use.
+// entity_type, payload, receipt, provenance, changes, change_count (a
+// driver selects them so). NULL provenance and changes were left unread
+// (store.CommitsParams.ChangesOf); a NULL change_count was not stored.
+// An Arena is for one page; it is not safe for concurrent use.
 type Arena struct {
 	text, json blocks
 	seq        int64
 	ts         time.Time
+	count      *int32
 	cols       [arenaCols]arenaCol
 	dest       []any
 	rows       []arenaRow
@@ -55,8 +58,12 @@ const (
 	maxBlock       = 1 << 20
 )
 
-// ref is where a column's bytes lie: a block and a span in it.
+// ref is where a column's bytes lie: a block and a span in it; block -1
+// for NULL.
 type ref struct{ block, lo, hi int32 }
+
+// null is the ref of a NULL column.
+var null = ref{block: -1}
 
 // blocks is an append-only buffer made of blocks that are never moved.
 type blocks struct {
@@ -102,11 +109,13 @@ func (bs *blocks) nextSize(need, rows, expect int) int {
 	return max(min(size, maxBlock), need)
 }
 
-// arenaRow is one row scanned: its seq and ts and where its columns lie.
+// arenaRow is one row scanned: its seq, ts and stored change count (-1
+// when none) and where its columns lie.
 type arenaRow struct {
-	seq  int64
-	ts   time.Time
-	refs [arenaCols]ref
+	seq   int64
+	ts    time.Time
+	count int32
+	refs  [arenaCols]ref
 }
 
 // arenaCol is the scan destination of one text column: it copies the
@@ -118,8 +127,12 @@ type arenaCol struct {
 }
 
 // ScanBytes copies a column read by pgx (pgtype.BytesScanner; b is valid
-// only during the call).
+// only during the call, nil for NULL).
 func (c *arenaCol) ScanBytes(b []byte) error {
+	if b == nil {
+		c.at = null
+		return nil
+	}
 	c.at = c.buf.add(b, len(c.a.rows), c.a.expect)
 	return nil
 }
@@ -136,10 +149,11 @@ func NewArena(rows, rowBytes int) *Arena {
 			a.cols[i].buf = &a.text
 		}
 	}
-	a.dest = append(make([]any, 0, 2+arenaCols), &a.seq, &a.ts)
+	a.dest = append(make([]any, 0, 3+arenaCols), &a.seq, &a.ts)
 	for i := range a.cols {
 		a.dest = append(a.dest, &a.cols[i])
 	}
+	a.dest = append(a.dest, &a.count)
 	return a
 }
 
@@ -149,7 +163,10 @@ func (a *Arena) Dest() []any { return a.dest }
 
 // Add records the row just scanned into Dest.
 func (a *Arena) Add() {
-	r := arenaRow{seq: a.seq, ts: a.ts.UTC()}
+	r := arenaRow{seq: a.seq, ts: a.ts.UTC(), count: -1}
+	if a.count != nil {
+		r.count = *a.count
+	}
 	for i := range a.cols {
 		r.refs[i] = a.cols[i].at
 	}
@@ -177,15 +194,21 @@ func (a *Arena) JSONBytesPerRow() int {
 }
 
 // Commits returns the rows added, in order, as raw commits (a non-nil
-// slice); an empty receipt stays empty (not read). The arena must not be
-// used after.
+// slice), each with its stored change count when it has one; an empty
+// receipt stays empty (not read), and provenance and changes left unread
+// are nil. The arena must not be used after.
 func (a *Arena) Commits() []store.RawCommit {
 	texts := make([]string, len(a.text.all))
 	for i, b := range a.text.all {
 		texts[i] = string(b)
 	}
 	str := func(r ref) string { return texts[r.block][r.lo:r.hi] }
-	raw := func(r ref) json.RawMessage { return json.RawMessage(a.json.all[r.block][r.lo:r.hi:r.hi]) }
+	raw := func(r ref) json.RawMessage {
+		if r.block < 0 {
+			return nil
+		}
+		return json.RawMessage(a.json.all[r.block][r.lo:r.hi:r.hi])
+	}
 	out := make([]store.RawCommit, len(a.rows))
 	for i := range a.rows {
 		r := &a.rows[i]
@@ -195,6 +218,9 @@ func (a *Arena) Commits() []store.RawCommit {
 			Changes:    raw(r.refs[colChanges]),
 			Receipt:    raw(r.refs[colReceipt]),
 			Provenance: raw(r.refs[colProvenance]),
+		}
+		if r.count >= 0 {
+			out[i].SetChangeCount(int(r.count))
 		}
 	}
 	a.rows, a.text, a.json = nil, blocks{}, blocks{}

@@ -51,18 +51,56 @@ func columns(c store.RawCommit) [][]byte {
 }
 
 // scanCols scans one row's columns into a through scratch, a buffer the
-// "driver" reuses (and clears) after each call, and adds it.
+// "driver" reuses (and clears) after each call, and adds it. As pgx
+// does, a nil column is NULL and an empty one is not; the row has no
+// stored change count.
 func scanCols(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte, scratch []byte) {
+	scanCounted(t, a, seq, ts, cols, scratch, nil)
+}
+
+// scanCounted is scanCols with the row's stored change count (nil: none).
+func scanCounted(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte, scratch []byte, count *int32) {
 	dest := a.Dest()
 	*dest[0].(*int64), *dest[1].(*time.Time) = seq, ts
 	for i, v := range cols {
-		buf := append(scratch[:0], v...)
+		var buf []byte
+		if v != nil {
+			buf = append(append(scratch[:0], v...), 0)[:len(v)]
+		}
 		if err := dest[2+i].(scanner).ScanBytes(buf); err != nil {
 			t.Fatal(err)
 		}
 		clear(buf)
 	}
+	*dest[2+len(cols)].(**int32) = count
 	a.Add()
+}
+
+// TestArenaUnreadColumns: provenance and changes read as NULL (left
+// unread) come back nil, and a stored change count is each commit's
+// ChangeCount, whatever its changes hold.
+func TestArenaUnreadColumns(t *testing.T) {
+	t.Parallel()
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	row := store.Row{Seq: 1, TS: ts, Actor: "a", Op: "put", EntityID: "e1", Type: "note", Payload: json.RawMessage(`{}`)}
+	a := NewArena(3, 0)
+	two := int32(2)
+	scanCounted(t, a, 1, ts, columns(store.RawCommit{Row: row, Receipt: json.RawMessage{}}), nil, &two)
+	full := store.RawCommit{Row: row, Changes: json.RawMessage(`[{},{},{}]`), Receipt: json.RawMessage(`{}`), Provenance: json.RawMessage(`{}`)}
+	scanCounted(t, a, 2, ts, columns(full), nil, nil)
+	scanCounted(t, a, 3, ts, columns(full), nil, &two)
+	got := a.Commits()
+	if got[0].Changes != nil || got[0].Provenance != nil || got[0].Receipt == nil {
+		t.Fatalf("unread columns: changes %q provenance %q receipt %q", got[0].Changes, got[0].Provenance, got[0].Receipt)
+	}
+	for i, want := range []int{2, 3, 2} {
+		if n := got[i].ChangeCount(); n != want {
+			t.Errorf("commit %d: ChangeCount %d, want %d", i, n, want)
+		}
+	}
+	if string(got[1].Changes) != `[{},{},{}]` {
+		t.Fatalf("changes read back %q", got[1].Changes)
+	}
 }
 
 // TestArenaBlocks reads pages longer and shorter than expected, with rows

@@ -35,27 +35,6 @@ func (r *RawCommit) Decode() (store.Commit, error) {
 	return c, nil
 }
 
-// Raw returns the commit with its encoded columns as raw JSON (an empty
-// Receipt stays empty: not read).
-func (r *RawCommit) Raw() store.RawCommit {
-	return store.RawCommit{
-		Row:        r.Row,
-		Changes:    json.RawMessage(r.Changes),
-		Receipt:    json.RawMessage(r.Receipt),
-		Provenance: json.RawMessage(r.Provenance),
-	}
-}
-
-// RawAll returns a page of raw commits as store.RawCommits (a non-nil
-// slice).
-func RawAll(raws []RawCommit) []store.RawCommit {
-	out := make([]store.RawCommit, len(raws))
-	for i := range raws {
-		out[i] = raws[i].Raw()
-	}
-	return out
-}
-
 // parallelFrom is the page size from which DecodeAll spreads the work
 // over the CPUs: below it, goroutines cost more than they save.
 const parallelFrom = 128
