@@ -1,8 +1,12 @@
 package engine_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
 
@@ -55,4 +59,49 @@ func TestCatchUpPages(t *testing.T) {
 			t.Errorf("%s: cursor %d, want %d", name, s.Cursor, rows)
 		}
 	}
+}
+
+// TestCatchUpReadsWatchedTypes: a trigger that names types catches up
+// reading the changes of those types' rows only (store.CommitsParams
+// ChangesOf), and judges, cuts and coalesces exactly as a trigger that
+// names none (so the evaluator reads every row whole) and filters by type
+// in `when`: the same deliveries, row for row, over tasks among notes
+// and two-change merges with batches of 3 changes.
+func TestCatchUpReadsWatchedTypes(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, open opener) {
+		opts := testOptions()
+		opts.Batch = 3
+		e := newEnv(t, open(t), opts)
+		e.noop()
+		for i := range 40 {
+			e.write(put("task", "t", map[string]any{"n": i}))
+			if i%4 == 0 {
+				a, b := fmt.Sprint("a", i), fmt.Sprint("b", i)
+				e.write(put("note", a, map[string]any{"n": i}), put("note", b, map[string]any{"m": i}))
+				e.write(changelog.Mutation{Op: changelog.OpMerge, Type: "note", EntityID: a, From: &store.EntityKey{Type: "note", ID: b}})
+			}
+			if i%5 == 0 {
+				e.write(put("note", fmt.Sprint("x", i), map[string]any{"n": i}))
+			}
+		}
+		delivered := func(name, source string) []int64 {
+			e.trigger(name, `{"source":{"changes":`+source+`},"function":"noop","coalesce":true,"start":"beginning"}`)
+			e.settle(name)
+			var seqs []int64
+			for _, d := range e.deliveries(name) {
+				seqs = append(seqs, d.Seq)
+			}
+			slices.Sort(seqs)
+			if err := e.defs.DeleteTrigger(t.Context(), space, name); err != nil {
+				t.Fatal(err)
+			}
+			return seqs
+		}
+		narrow := delivered("narrow", `{"types":["task"],"when":"int(entity.properties.n) % 2 == 0"}`)
+		wide := delivered("wide", `{"when":"row.type == 'task' && int(entity.properties.n) % 2 == 0"}`)
+		if len(narrow) < 10 || !slices.Equal(narrow, wide) {
+			t.Fatalf("deliveries of rows\nnarrow %v\nwide   %v", narrow, wide)
+		}
+	})
 }

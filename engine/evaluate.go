@@ -51,7 +51,8 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	ctx, span := tracer().Start(ctx, "eddy.evaluate", trace.WithAttributes(
 		attribute.String("eddy.space", sr.id), attribute.Int64("eddy.after", lo), attribute.Int("eddy.triggers", len(active))))
 	defer span.End()
-	page, err := sr.read(ctx, lo)
+	opts := evalPull(sr.indexFor(active))
+	page, err := sr.read(ctx, lo, opts)
 	var gone *changelog.HistoryUnavailableError
 	if errors.As(err, &gone) {
 		return sr.skipPruned(ctx, active, gone.Horizon)
@@ -70,7 +71,7 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	}
 	end := lastSeq(pages[len(pages)-1])
 	if more {
-		sr.readAhead(ctx, end)
+		sr.readAhead(ctx, end, opts)
 	}
 	batches, matched, rows := newBatches(active), map[int64]*store.Commit{}, 0
 	spent := map[int64]causality.Spent{}
@@ -140,38 +141,51 @@ func merge(batches, next map[string]*batch) {
 // committed.
 type prefetch struct {
 	after int64
+	opts  changelog.PullOptions
 	done  chan struct{}
 	page  changelog.RawPullPage
 	err   error
 }
 
 // read returns the page after the position, from the read-ahead when it
-// read that position.
-func (sr *spaceRun) read(ctx context.Context, after int64) (changelog.RawPullPage, error) {
+// read that position with the same options (the active triggers may
+// have changed since: a page read for fewer types would lack changes
+// now needed).
+func (sr *spaceRun) read(ctx context.Context, after int64, opts changelog.PullOptions) (changelog.RawPullPage, error) {
 	if p := sr.ahead; p != nil {
 		sr.ahead = nil
-		if p.after == after {
+		if p.after == after && sameTypes(p.opts.ChangesOf, opts.ChangesOf) {
 			<-p.done
 			if p.err == nil {
 				return p.page, nil
 			}
 		}
 	}
-	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
+	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, opts)
 }
 
-// evalPull reads what the evaluator and the functions need: no receipts.
-// The evaluator reads pages raw and decodes only the commits it must
-// (judgeRaw).
-var evalPull = changelog.PullOptions{NoReceipts: true}
+// evalPull returns what the evaluator reads for the triggers of idx: no
+// receipts, and the changes and provenance only of rows of the types
+// that have candidates (Index.Types), since no other row matches. The
+// evaluator decodes only the commits it must (judgeRaw).
+func evalPull(idx *triggers.Index) changelog.PullOptions {
+	opts := changelog.PullOptions{NoReceipts: true}
+	if types, all := idx.Types(); !all {
+		opts.ChangesOf = append([]string{}, types...)
+	}
+	return opts
+}
+
+// sameTypes reports whether two ChangesOf read the same changes.
+func sameTypes(a, b []string) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
 
 // readAhead starts reading the page after the position.
-func (sr *spaceRun) readAhead(ctx context.Context, after int64) {
-	p := &prefetch{after: after, done: make(chan struct{})}
+func (sr *spaceRun) readAhead(ctx context.Context, after int64, opts changelog.PullOptions) {
+	p := &prefetch{after: after, opts: opts, done: make(chan struct{})}
 	sr.ahead = p
 	sr.wg.Go(func() {
 		defer close(p.done)
-		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, evalPull)
+		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, opts)
 	})
 }
 

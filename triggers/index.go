@@ -2,6 +2,7 @@ package triggers
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/google/cel-go/cel"
@@ -81,7 +82,11 @@ type Index struct {
 	entries  []*entry
 	buckets  map[string]*bucket
 	wildcard *bucket
-	paths    []cel.Program
+	// types lists the buckets' types, sorted; anyType is set when the
+	// wildcard bucket holds a trigger (see Types).
+	types   []string
+	anyType bool
+	paths   []cel.Program
 	// guarded counts triggers hashed under a guard (for tests).
 	guarded int
 }
@@ -137,9 +142,18 @@ func NewIndex(ts []*Trigger) *Index {
 	slices.SortStableFunc(x.entries, func(a, b *entry) int { return cmp.Compare(a.name, b.name) })
 	for i, e := range x.entries {
 		x.add(int32(i), e)
+		x.anyType = x.anyType || len(e.types) == 0
 	}
+	x.types = slices.Sorted(maps.Keys(x.buckets))
 	return x
 }
+
+// Types returns the entity types whose rows can have a candidate among
+// the index's triggers, sorted (the caller must not modify them): a row
+// of another type matches nothing whatever its changes hold, so a reader
+// judging rows for the index need not read its changes. all is true when
+// a trigger names no types, so a row of any type can have a candidate.
+func (x *Index) Types() (types []string, all bool) { return x.types, x.anyType }
 
 // pathID returns a function interning a path's source and compiling its
 // program; it answers -1 for a path that does not compile.

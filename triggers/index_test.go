@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +365,32 @@ func TestCostBoundIsSound(t *testing.T) {
 	}
 	if bounded < 120 {
 		t.Errorf("only %d of 600 expressions bounded", bounded)
+	}
+}
+
+// TestIndexTypes: Types names every type a trigger lists, sorted and once
+// each, and answers all once one trigger lists none; a row of a type it
+// does not name has no candidate (Match answers nothing for it).
+func TestIndexTypes(t *testing.T) {
+	t.Parallel()
+	typed := []*Trigger{
+		mustTrigger(t, "a", `{"types":["task","note"]}`),
+		mustTrigger(t, "b", `{"types":["task"],"when":"entity.properties.n == 1"}`),
+		mustTrigger(t, "c", `{"types":["user"],"ops":["delete"]}`),
+	}
+	x := NewIndex(typed)
+	types, all := x.Types()
+	if all || !slices.Equal(types, []string{"note", "task", "user"}) {
+		t.Fatalf("Types() = %q, %v; want [note task user], false", types, all)
+	}
+	row := store.Row{Seq: 1, Op: "put", Type: "other", EntityID: "o"}
+	if rs := x.Match(Subject{Row: &row}); len(rs) != 0 {
+		t.Fatalf("a row of an unnamed type matched %s", resultString(rs))
+	}
+	if types, all := NewIndex(append(typed, mustTrigger(t, "d", `{"ops":["put"]}`))).Types(); !all {
+		t.Fatalf("with a trigger naming no types: Types() = %q, false; want all", types)
+	}
+	if types, all := NewIndex(nil).Types(); all || len(types) != 0 {
+		t.Fatalf("empty index: Types() = %q, %v", types, all)
 	}
 }
