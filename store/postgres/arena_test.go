@@ -42,3 +42,39 @@ func TestRawTailReadAllocatesLittle(t *testing.T) {
 		}
 	}
 }
+
+// TestRawPageAllocatesPerPage: a page of raw commits costs allocations
+// per page (the arena's blocks, the rows, the strings), not per row: the
+// 300 rows of a page read whole or partly (ChangesOf) take fewer
+// allocations than rows.
+func TestRawPageAllocatesPerPage(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	mustSpace(t, s, "s")
+	var cs []appended
+	for seq := int64(1); seq <= 300; seq++ {
+		typ := "note"
+		if seq%10 == 0 {
+			typ = "task"
+		}
+		c, recs := putCommit(seq, nil, rec(typ, fmt.Sprint("e", seq), seq, `{"title":"a row"}`), "u", "")
+		cs = append(cs, appended{c, recs})
+	}
+	write(t, s, "s", cs...)
+	for _, only := range [][]string{nil, {"task"}} {
+		p := store.CommitsParams{Space: "s", Limit: 1000, NoReceipts: true, ChangesOf: only}
+		if _, err := s.RawCommits(ctx, p); err != nil { // warm the statement cache
+			t.Fatal(err)
+		}
+		var before, done runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := s.RawCommits(ctx, p)
+		runtime.ReadMemStats(&done)
+		if err != nil || len(got) != 300 {
+			t.Fatalf("ChangesOf %q: %d rows, %v", only, len(got), err)
+		}
+		if n := done.Mallocs - before.Mallocs; n >= 300 {
+			t.Errorf("ChangesOf %q: a page of 300 rows took %d allocations, want fewer than its rows", only, n)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -25,10 +27,12 @@ type Arena struct {
 	text, json blocks
 	seq        int64
 	ts         time.Time
-	count      *int32
-	cols       [arenaCols]arenaCol
-	dest       []any
-	rows       []arenaRow
+	// count is scanned by value: a **int32 would make pgx allocate an
+	// int32 for every row.
+	count pgtype.Int4
+	cols  [arenaCols]arenaCol
+	dest  []any
+	rows  []arenaRow
 	// expect is the number of rows the page is expected to hold.
 	expect int
 }
@@ -164,8 +168,8 @@ func (a *Arena) Dest() []any { return a.dest }
 // Add records the row just scanned into Dest.
 func (a *Arena) Add() {
 	r := arenaRow{seq: a.seq, ts: a.ts.UTC(), count: -1}
-	if a.count != nil {
-		r.count = *a.count
+	if a.count.Valid {
+		r.count = a.count.Int32
 	}
 	for i := range a.cols {
 		r.refs[i] = a.cols[i].at

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -72,7 +74,11 @@ func scanCounted(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte,
 		}
 		clear(buf)
 	}
-	*dest[2+len(cols)].(**int32) = count
+	c := dest[2+len(cols)].(*pgtype.Int4)
+	*c = pgtype.Int4{}
+	if count != nil {
+		*c = pgtype.Int4{Int32: *count, Valid: true}
+	}
 	a.Add()
 }
 
