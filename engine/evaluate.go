@@ -177,7 +177,7 @@ func (sr *spaceRun) read(ctx context.Context, after int64, opts changelog.PullOp
 func evalPull(idx *triggers.Index) changelog.PullOptions {
 	opts := changelog.PullOptions{NoReceipts: true}
 	if types, all := idx.Types(); !all {
-		opts.ChangesOf = append([]string{}, types...)
+		opts.ChangesOf = types
 	}
 	return opts
 }

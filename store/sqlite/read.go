@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strings"
 
@@ -244,15 +245,15 @@ FROM commits WHERE space = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`
 	for rows.Next() {
 		var (
 			raw   store.RawCommit
-			count *int64
+			count sql.NullInt64
 		)
 		// NULL provenance and changes (unread) scan as nil.
 		raw.Row, err = scanRow(rows, (*[]byte)(&raw.Receipt), (*[]byte)(&raw.Provenance), (*[]byte)(&raw.Changes), &count)
 		if err != nil {
 			return nil, wrap("raw commits", err)
 		}
-		if count != nil {
-			raw.SetChangeCount(int(*count))
+		if count.Valid {
+			raw.SetChangeCount(int(count.Int64))
 		}
 		out = append(out, raw)
 	}
