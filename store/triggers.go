@@ -221,6 +221,14 @@ type TriggerStore interface {
 	// as DeliveryUpdate would, for us[i]; a fenced update does not stop
 	// the others. err reports a failure of the transaction itself (then
 	// nothing was written).
+	//
+	// Its commit does not wait for the disk (SQLite synchronous=NORMAL,
+	// PostgreSQL synchronous_commit=off, for this transaction only): a
+	// power loss or operating system crash, not a process crash, may
+	// lose the last such updates, and their deliveries then run again,
+	// as a delivery interrupted by a crash would. The next durable commit
+	// makes them durable too, and none is ever applied out of order. The
+	// engine passes only updates that carry no writes.
 	DeliveryUpdateMany(ctx context.Context, us []DeliveryUpdate) (errs []error, err error)
 	// DeliveryStats summarizes a trigger's deliveries.
 	DeliveryStats(ctx context.Context, space, trigger string) (DeliveryStats, error)

@@ -161,8 +161,9 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 }
 
 // DeliveryUpdateMany applies several updates in one transaction sent as
-// one pipelined batch; an update that matched no row is then told apart
-// as missing or fenced, and fails alone.
+// one pipelined batch, committed without waiting for its WAL flush
+// (SET LOCAL synchronous_commit); an update that matched no row is then
+// told apart as missing or fenced, and fails alone.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
 	errs := make([]error, len(us))
 	if len(us) == 0 {
@@ -171,6 +172,7 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 	now := s.nowMicro()
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit TO off")
 	missed := make([]bool, len(us))
 	for i := range us {
 		b.Queue(deliveryUpdateQ, updateArgs(us[i], now)...).Query(func(rows pgx.Rows) error {

@@ -135,11 +135,12 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 	return out, wrap("stance errors at", rows.Err())
 }
 
-// DeliveryUpdateMany applies several updates in one write transaction;
-// a fenced or missing delivery fails only its own update.
+// DeliveryUpdateMany applies several updates in one write transaction,
+// committed without an fsync of its own (lazyWriteTx); a fenced or
+// missing delivery fails only its own update.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
 	errs := make([]error, len(us))
-	err := s.triggerWrite(ctx, func(q stmter) error {
+	err := s.triggerWriteBy(ctx, s.lazyWriteTx, func(q stmter) error {
 		for i := range us {
 			_, err := updateDelivery(ctx, q, &us[i])
 			if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {

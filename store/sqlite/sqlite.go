@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -62,6 +63,8 @@ type Store struct {
 	rstmts stmtCache
 	// writesReady is set once WriteBegin's statements are prepared.
 	writesReady atomic.Bool
+	// sync is the write connection's PRAGMA synchronous level.
+	sync string
 	// revs mirrors the token generation in memory; nil where memory
 	// mapping is unsupported.
 	revs *revocations
@@ -109,7 +112,7 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = errors.Join(w.Close(), r.Close(), revs.close())
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	return &Store{w: w, r: r, revs: revs, ckpt: ckpt}, nil
+	return &Store{w: w, r: r, revs: revs, ckpt: ckpt, sync: o.Synchronous}, nil
 }
 
 // ownerOnly creates the database file at abs with mode 0600 if it is
@@ -273,6 +276,11 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	return s.finish(tx, fn)
+}
+
+// finish runs fn in tx and commits, or rolls back if fn fails.
+func (s *Store) finish(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
@@ -282,6 +290,37 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	s.ckpt.committed(1)
 	return nil
+}
+
+// lazyWriteTx is writeTx for a transaction that need not wait for its own
+// fsync: it commits with synchronous=NORMAL, so a power loss may lose it
+// (and whatever else came after the last synced commit) but never tears
+// or reorders the log, and the next synced commit makes it durable too.
+// The write connection's level is restored afterwards; a connection that
+// cannot be restored is discarded, so no later commit inherits NORMAL.
+func (s *Store) lazyWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer s.restoreSync(conn)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	return s.finish(tx, fn)
+}
+
+// restoreSync sets conn's synchronous level back to the configured one,
+// or discards conn if it cannot.
+func (s *Store) restoreSync(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous="+s.sync); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
 }
 
 // translate maps driver errors to the store sentinels, once, at the

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -301,5 +302,57 @@ func TestFileModes(t *testing.T) {
 		if err := os.Chmod(path, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestLazyWriteTx: a lazy transaction commits with synchronous=NORMAL
+// and leaves the write connection at the configured level afterwards,
+// whether it committed or rolled back, under either configured level.
+func TestLazyWriteTx(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sync string
+		want int
+	}{{"FULL", 2}, {"NORMAL", 1}, {"EXTRA", 3}} {
+		t.Run(tc.sync, func(t *testing.T) {
+			t.Parallel()
+			s, err := OpenOptions(context.Background(), filepath.Join(t.TempDir(), "eddy.db"), Options{Synchronous: tc.sync})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			ctx := context.Background()
+			level := func(q interface {
+				QueryRowContext(context.Context, string, ...any) *sql.Row
+			}) int {
+				t.Helper()
+				var n int
+				if err := q.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			boom := errors.New("boom")
+			for _, fail := range []bool{false, true} {
+				inside := -1
+				err := s.lazyWriteTx(ctx, func(tx *sql.Tx) error {
+					inside = level(tx)
+					if fail {
+						return boom
+					}
+					_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS lazy (a)`)
+					return err
+				})
+				if fail != errors.Is(err, boom) || (!fail && err != nil) {
+					t.Fatalf("fail=%v: err = %v", fail, err)
+				}
+				if inside != 1 {
+					t.Errorf("fail=%v: synchronous inside = %d, want 1 (NORMAL)", fail, inside)
+				}
+				if got := level(s.w); got != tc.want {
+					t.Errorf("fail=%v: synchronous after = %d, want %d", fail, got, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -44,10 +44,16 @@ func (b *txStmts) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // triggerWrite runs fn in one write transaction on the write connection,
 // after preparing the trigger statements there (before it is taken).
 func (s *Store) triggerWrite(ctx context.Context, fn func(q stmter) error) error {
+	return s.triggerWriteBy(ctx, s.writeTx, fn)
+}
+
+// triggerWriteBy is triggerWrite in a transaction run by txFn (writeTx
+// or lazyWriteTx).
+func (s *Store) triggerWriteBy(ctx context.Context, txFn func(context.Context, func(*sql.Tx) error) error, fn func(q stmter) error) error {
 	if err := prepare(ctx, &s.wstmts, s.w, triggerWriteQueries...); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	return s.writeTx(ctx, func(tx *sql.Tx) error { return fn(&txStmts{c: &s.wstmts, tx: tx}) })
+	return txFn(ctx, func(tx *sql.Tx) error { return fn(&txStmts{c: &s.wstmts, tx: tx}) })
 }
 
 // execIn runs one statement of q and returns how many rows it changed.
