@@ -6,7 +6,8 @@
 // Scenarios (-scenarios, default all):
 //
 //  1. durable append: commits/s into one space, against JetStream
-//     synchronous publish and raw PostgreSQL INSERT transactions;
+//     synchronous publish and raw PostgreSQL INSERT transactions, and
+//     with a trigger on every commit against without;
 //  2. commit to consumer: latency from a commit to an in-process trigger
 //     function starting, against a JetStream durable consumer receiving;
 //  3. watch fan-out: 1,000 and 10,000 watchers, against etcd watchers;

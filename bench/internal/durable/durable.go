@@ -2,7 +2,9 @@
 // space with 1 and 16 writers, eddy on SQLite (strict and relaxed
 // durability) and on PostgreSQL, against
 // JetStream synchronous publish on file storage (each publish waits for
-// its ack) and raw PostgreSQL single-row INSERT transactions.
+// its ack) and raw PostgreSQL single-row INSERT transactions; and eddy on
+// SQLite with a trigger on every commit against eddy without one. Each
+// figure is set beside the disk's own write-and-sync rate in the run.
 //
 // Every writer of eddy commits one put of a new entity per request
 // through changelog.Log.Write; every JetStream writer publishes a message
@@ -17,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/eddy-run/eddy"
@@ -30,10 +33,18 @@ var writerCounts = []int{1, 16}
 // op is one commit of the system under test.
 type op func(ctx context.Context, i int64) error
 
-// system is one thing measured; open returns its op and a cleanup.
+// system is one thing measured; open starts an instance of it.
 type system struct {
 	name string
-	open func(context.Context, harness.Config) (op, func() error, error)
+	open func(context.Context, harness.Config) (instance, error)
+}
+
+// instance is an open system: its op, what to wait for after a
+// measurement (nil: nothing) and its cleanup.
+type instance struct {
+	op     op
+	settle func(context.Context) error
+	close  func() error
 }
 
 // figures maps a writer count to commits/s.
@@ -44,76 +55,105 @@ const (
 	eddySQLite = "eddy sqlite"
 	eddyRelax  = "eddy sqlite relaxed"
 	eddyPG     = "eddy postgres"
+	eddyTrig   = "eddy sqlite trigger"
 	jetStream  = "jetstream"
 	jsSync     = "jetstream fsync always"
 	rawInsert  = "raw insert"
 )
 
 var systems = []system{
-	{eddySQLite, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+	{eddySQLite, func(ctx context.Context, c harness.Config) (instance, error) {
 		return openEddy(ctx, c, harness.SQLite)
 	}},
-	{eddyRelax, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+	{eddyRelax, func(ctx context.Context, c harness.Config) (instance, error) {
 		return openEddyWith(ctx, c, harness.SQLite, func(cfg *eddy.Config) { cfg.Durability = eddy.DurabilityRelaxed })
 	}},
-	{eddyPG, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+	{eddyPG, func(ctx context.Context, c harness.Config) (instance, error) {
 		return openEddy(ctx, c, harness.Postgres)
 	}},
-	{jetStream, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+	{jetStream, func(ctx context.Context, c harness.Config) (instance, error) {
 		return openJetStream(ctx, c, false)
 	}},
-	{jsSync, func(ctx context.Context, c harness.Config) (op, func() error, error) {
+	{jsSync, func(ctx context.Context, c harness.Config) (instance, error) {
 		return openJetStream(ctx, c, true)
 	}},
 	{rawInsert, openRaw},
+	{eddyTrig, openTriggered},
 }
 
 // Run opens every system, measures them in rounds and compares them.
 func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	sec := report.Section{Title: "Durable append (commits/s into one space)"}
 	rounds, window := harness.Pick(c, 2, 3), harness.Pick(c, 500*time.Millisecond, time.Second)
-	ops := make([]op, len(systems))
+	ins := make([]instance, len(systems))
 	for i, s := range systems {
-		o, done, err := s.open(ctx, c)
+		in, err := s.open(ctx, c)
 		if err != nil {
 			return sec, fmt.Errorf("durable append: %s: %w", s.name, err)
 		}
-		defer done() //nolint:errcheck // best effort at the end of the scenario
-		ops[i] = o
+		defer in.close() //nolint:errcheck // best effort at the end of the scenario
+		ins[i] = in
 	}
 	best := map[string]figures{}
 	for r := range rounds {
 		for i, s := range systems {
 			c.Log.Info("durable append", "round", r+1, "system", s.name)
-			err := harness.Labeled(ctx, "system", s.name, func(ctx context.Context) error { return measure(ctx, window, ops[i], best, s.name) })
+			err := harness.Labeled(ctx, "system", s.name, func(ctx context.Context) error { return measure(ctx, window, ins[i], best, s.name) })
 			if err != nil {
 				return sec, fmt.Errorf("durable append: %s: %w", s.name, err)
 			}
 		}
 	}
 	sec.Rows = rows(best)
+	disk, err := diskNote(ctx, c)
+	if err != nil {
+		return sec, fmt.Errorf("durable append: %w", err)
+	}
 	sec.Notes = []string{
 		fmt.Sprintf("Best of %d rounds of %v per figure (every system measured once per round, in turn), after a warm-up of %v; one space, one put of a new entity per commit.", rounds, window, window/5),
 		"eddy: SQLite in WAL mode with synchronous=FULL (fsync per group commit); PostgreSQL with its defaults (synchronous_commit=on). Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), SQLite synchronous=NORMAL in WAL mode (no fsync per commit), compared with JetStream's default store, which does not fsync per message either.",
 		"JetStream: the default file store acks after writing to the OS and fsyncs every 2 minutes; \"fsync always\" sets sync_interval: always. Writers share one connection and wait for each ack.",
 		"Raw PostgreSQL: one autocommit INSERT of the same JSON into a table with a bigserial key, one pooled connection per writer, same server.",
+		"With a trigger: eddy on SQLite (strict) with a trigger on every note calling a go function that writes nothing (delivery ordering none, concurrency 16); each commit's delivery is written in the commit's transaction and its completion afterwards. Its figure counts commits whose function has run: the window plus the time the deliveries still queued at its end take.",
+		disk,
 	}
 	return sec, nil
 }
 
+// diskNote measures the disk alone, back to back: the most commits per
+// second one writer can wait for, at one page per sync (about what
+// JetStream writes per message) and at six (an eddy SQLite commit of one
+// put writes about six WAL pages).
+func diskNote(ctx context.Context, c harness.Config) (string, error) {
+	n := harness.Pick(c, 300, 1000)
+	var parts []string
+	for _, pages := range []int{1, 6} {
+		ds, err := harness.DiskSync(ctx, c.Dir, pages, n, 0)
+		if err != nil {
+			return "", err
+		}
+		var sum time.Duration
+		for _, d := range ds {
+			sum += d
+		}
+		parts = append(parts, fmt.Sprintf("%d page(s) %s syncs/s", pages, report.Num(float64(n)/sum.Seconds())))
+	}
+	return fmt.Sprintf("The disk alone in this run (%d writes each followed by fdatasync(2), back to back, into a file synced beforehand like a reused WAL): %s; the one-writer rows of strict systems cannot pass these.", n, strings.Join(parts, ", ")), nil
+}
+
 // measure runs o for window at every writer count (after a warm-up on
 // the first round) and keeps the best figures in best[name].
-func measure(ctx context.Context, window time.Duration, o op, best map[string]figures, name string) error {
+func measure(ctx context.Context, window time.Duration, in instance, best map[string]figures, name string) error {
 	if best[name] == nil {
 		best[name] = figures{}
-		if _, err := harness.Throughput(ctx, 1, window/5, o); err != nil {
+		if _, err := harness.Throughput(ctx, 1, window/5, in.op); err != nil {
 			return err
 		}
 	}
 	for _, w := range writerCounts {
 		var v float64
 		err := harness.Labeled(ctx, "writers", strconv.Itoa(w), func(ctx context.Context) (err error) {
-			v, err = harness.Throughput(ctx, w, window, o)
+			v, err = throughput(ctx, w, window, in)
 			return err
 		})
 		if err != nil {
@@ -124,6 +164,22 @@ func measure(ctx context.Context, window time.Duration, o op, best map[string]fi
 	return nil
 }
 
+// throughput is harness.Throughput of in's op; for a system with a
+// settle, it counts the time until settled too (commits per second with
+// their background work done).
+func throughput(ctx context.Context, writers int, window time.Duration, in instance) (float64, error) {
+	start := time.Now()
+	v, err := harness.Throughput(ctx, writers, window, in.op)
+	if err != nil || in.settle == nil {
+		return v, err
+	}
+	wrote := time.Since(start)
+	if err := in.settle(ctx); err != nil {
+		return 0, err
+	}
+	return v * wrote.Seconds() / time.Since(start).Seconds(), nil
+}
+
 // rows turns the figures into the comparisons of issue 15: strict
 // durability against the peers that also fsync every acknowledged write
 // (raw PostgreSQL INSERT transactions, JetStream with fsync always), relaxed
@@ -132,8 +188,8 @@ func rows(f map[string]figures) []report.Row {
 	row := func(measure, eddy string, ev float64, peer string, pv float64) report.Row {
 		return report.Row{Measure: measure, Unit: "commits/s", Eddy: eddy, EddyVal: ev, Peer: peer, PeerVal: pv}
 	}
-	const eS, eP, eR = "eddy (SQLite)", "eddy (PostgreSQL)", "eddy (SQLite, relaxed)"
-	sqlite, pg, js, sync, raw, relaxed := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax]
+	const eS, eP, eR, eT = "eddy (SQLite)", "eddy (PostgreSQL)", "eddy (SQLite, relaxed)", "eddy (SQLite) + trigger"
+	sqlite, pg, js, sync, raw, relaxed, trig := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax], f[eddyTrig]
 	return []report.Row{
 		row("1 writer", eP, pg[1], "raw PG INSERT tx", raw[1]).RatioAtLeast(0.5, "≥ 0.50×"),
 		row("16 writers", eP, pg[16], "raw PG INSERT tx", raw[16]),
@@ -147,5 +203,7 @@ func rows(f map[string]figures) []report.Row {
 		row("16 writers", eS, sqlite[16], "JetStream sync publish", js[16]),
 		row("1 writer, relaxed", eR, relaxed[1], "JetStream sync publish", js[1]),
 		row("16 writers, relaxed", eR, relaxed[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
+		row("1 writer, with a trigger", eT, trig[1], eS, sqlite[1]),
+		row("16 writers, with a trigger", eT, trig[16], eS, sqlite[16]),
 	}
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
 )
 
 // payload is the JSON every system stores per commit.
@@ -27,57 +30,127 @@ func numbered(commit func(ctx context.Context, i int64) error) op {
 
 // openEddy opens eddy on a fresh store of kind; each commit puts the new
 // note e<i>.
-func openEddy(ctx context.Context, c harness.Config, kind string) (op, func() error, error) {
+func openEddy(ctx context.Context, c harness.Config, kind string) (instance, error) {
 	return openEddyWith(ctx, c, kind, nil)
 }
 
 // openEddyWith is openEddy with the configuration tuned (see
 // harness.OpenEddyWith).
-func openEddyWith(ctx context.Context, c harness.Config, kind string, tune func(*eddy.Config)) (op, func() error, error) {
+func openEddyWith(ctx context.Context, c harness.Config, kind string, tune func(*eddy.Config)) (instance, error) {
 	e, err := harness.OpenEddyWith(ctx, c, kind, tune)
 	if err != nil {
-		return nil, nil, err
+		return instance{}, err
 	}
+	return instance{op: putNote(e), close: e.Close}, nil
+}
+
+// putNote is the op of eddy e: a put of the new note e<i>.
+func putNote(e *harness.Eddy) op {
 	return numbered(func(ctx context.Context, i int64) error {
 		_, err := e.Put(ctx, "note", "e"+strconv.FormatInt(i, 10), payload(i))
 		return err
-	}), e.Close, nil
+	})
+}
+
+// openTriggered opens eddy on SQLite (strict) with a trigger on every
+// note calling a go handler that writes nothing, the commonest trigger:
+// each commit is judged in its own transaction and writes its delivery
+// there, and each completion is a delivery update of its own. settle
+// waits until every delivery so far has run, so no backlog runs on into
+// the next system's measurement.
+func openTriggered(ctx context.Context, c harness.Config) (instance, error) {
+	e, err := harness.OpenEddy(ctx, c, harness.SQLite)
+	if err != nil {
+		return instance{}, err
+	}
+	var ran atomic.Int64
+	progress := make(chan struct{}, 1)
+	handler := func(context.Context, functions.Input) ([]changelog.Mutation, error) {
+		ran.Add(1)
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+		return nil, nil
+	}
+	err = errors.Join(
+		e.Functions().Register("count", handler),
+		e.Define(ctx, "function", "count", `{"kind":"go","handler":"count"}`),
+		e.Define(ctx, "trigger", "count", `{"source":{"changes":{"types":["note"]}},"function":"count","delivery":{"ordering":"none","concurrency":16}}`),
+	)
+	if err != nil {
+		return instance{}, errors.Join(err, e.Close())
+	}
+	var wrote atomic.Int64
+	put := putNote(e)
+	in := instance{close: e.Close}
+	in.op = func(ctx context.Context, i int64) error {
+		err := put(ctx, i)
+		if err == nil {
+			wrote.Add(1)
+		}
+		return err
+	}
+	in.settle = func(ctx context.Context) error {
+		return settle(ctx, progress, func() bool { return ran.Load() >= wrote.Load() })
+	}
+	return in, nil
+}
+
+// maxSettle bounds how long settle waits for a system's backlog.
+const maxSettle = time.Minute
+
+// settle returns once done holds, checking it whenever progress
+// signals; it fails after maxSettle.
+func settle(ctx context.Context, progress <-chan struct{}, done func() bool) error {
+	t := time.NewTimer(maxSettle)
+	defer t.Stop()
+	for !done() {
+		select {
+		case <-progress:
+		case <-t.C:
+			return fmt.Errorf("backlog still running after %v", maxSettle)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // openJetStream starts a fresh server with a stream over bench.>; each
 // commit is a synchronous publish to bench.note.
-func openJetStream(ctx context.Context, c harness.Config, syncAlways bool) (op, func() error, error) {
+func openJetStream(ctx context.Context, c harness.Config, syncAlways bool) (instance, error) {
 	n, err := harness.StartNATS(c, syncAlways)
 	if err != nil {
-		return nil, nil, err
+		return instance{}, err
 	}
 	if _, err := n.Stream(ctx, "BENCH", "bench.>"); err != nil {
-		return nil, nil, errors.Join(err, n.Close())
+		return instance{}, errors.Join(err, n.Close())
 	}
-	return numbered(func(ctx context.Context, i int64) error {
+	return instance{op: numbered(func(ctx context.Context, i int64) error {
 		_, err := n.JS.Publish(ctx, "bench.note", payload(i))
 		return err
-	}), n.Close, nil
+	}), close: n.Close}, nil
 }
 
 // openRaw creates a fresh database with one table; each commit is one
 // autocommit INSERT.
-func openRaw(ctx context.Context, c harness.Config) (op, func() error, error) {
+func openRaw(ctx context.Context, c harness.Config) (instance, error) {
 	db, err := harness.NewDatabase(ctx, c.PGAdminURL)
 	if err != nil {
-		return nil, nil, err
+		return instance{}, err
 	}
 	drop := func() error { return db.Drop(context.WithoutCancel(ctx)) }
 	pool, err := harness.Pool(ctx, db.URL, 16)
 	if err != nil {
-		return nil, nil, errors.Join(err, drop())
+		return instance{}, errors.Join(err, drop())
 	}
 	done := func() error { pool.Close(); return drop() }
 	if _, err := pool.Exec(ctx, `CREATE TABLE bl_rows (id bigserial PRIMARY KEY, space text NOT NULL, payload text NOT NULL)`); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("postgres: create table: %w", err), done())
+		return instance{}, errors.Join(fmt.Errorf("postgres: create table: %w", err), done())
 	}
-	return numbered(func(ctx context.Context, i int64) error {
+	return instance{op: numbered(func(ctx context.Context, i int64) error {
 		_, err := pool.Exec(ctx, `INSERT INTO bl_rows (space, payload) VALUES ('bench', $1)`, string(payload(i)))
 		return err
-	}), done, nil
+	}), close: done}, nil
 }

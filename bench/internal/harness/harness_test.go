@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,5 +45,24 @@ func TestThroughput(t *testing.T) {
 		return nil
 	}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
+	}
+}
+
+func TestDiskSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, rate := range []int{0, 1000} {
+		ds, err := DiskSync(ctx, t.TempDir(), 2, 5, rate)
+		if err != nil || len(ds) != 5 {
+			t.Fatalf("rate %d: %d latencies, %v; want 5", rate, len(ds), err)
+		}
+		for i, d := range ds {
+			if d <= 0 {
+				t.Errorf("rate %d: latency %d = %v", rate, i, d)
+			}
+		}
+	}
+	if _, err := DiskSync(ctx, filepath.Join(t.TempDir(), "missing"), 1, 1, 0); err == nil {
+		t.Error("DiskSync in a missing directory succeeded")
 	}
 }

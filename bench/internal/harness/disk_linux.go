@@ -1,0 +1,10 @@
+package harness
+
+import (
+	"os"
+	"syscall"
+)
+
+// fdatasync flushes f's data (and the metadata needed to read it back),
+// as SQLite does for its WAL on Linux.
+func fdatasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
