@@ -3,7 +3,8 @@
 // durability) and on PostgreSQL, against
 // JetStream synchronous publish on file storage (each publish waits for
 // its ack) and raw PostgreSQL single-row INSERT transactions; and eddy on
-// SQLite with a trigger on every commit against eddy without one. Each
+// SQLite and on PostgreSQL with a trigger on every commit against eddy
+// without one. Each
 // figure is set beside the disk's own write-and-sync rate in the run.
 //
 // Every writer of eddy commits one put of a new entity per request
@@ -56,6 +57,7 @@ const (
 	eddyRelax  = "eddy sqlite relaxed"
 	eddyPG     = "eddy postgres"
 	eddyTrig   = "eddy sqlite trigger"
+	eddyPGTrig = "eddy postgres trigger"
 	jetStream  = "jetstream"
 	jsSync     = "jetstream fsync always"
 	rawInsert  = "raw insert"
@@ -78,7 +80,12 @@ var systems = []system{
 		return openJetStream(ctx, c, true)
 	}},
 	{rawInsert, openRaw},
-	{eddyTrig, openTriggered},
+	{eddyTrig, func(ctx context.Context, c harness.Config) (instance, error) {
+		return openTriggered(ctx, c, harness.SQLite)
+	}},
+	{eddyPGTrig, func(ctx context.Context, c harness.Config) (instance, error) {
+		return openTriggered(ctx, c, harness.Postgres)
+	}},
 }
 
 // Run opens every system, measures them in rounds and compares them.
@@ -114,7 +121,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		"eddy: SQLite in WAL mode with synchronous=FULL (fsync per group commit); PostgreSQL with its defaults (synchronous_commit=on). Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), SQLite synchronous=NORMAL in WAL mode (no fsync per commit), compared with JetStream's default store, which does not fsync per message either.",
 		"JetStream: the default file store acks after writing to the OS and fsyncs every 2 minutes; \"fsync always\" sets sync_interval: always. Writers share one connection and wait for each ack.",
 		"Raw PostgreSQL: one autocommit INSERT of the same JSON into a table with a bigserial key, one pooled connection per writer, same server.",
-		"With a trigger: eddy on SQLite (strict) with a trigger on every note calling a go function that writes nothing (delivery ordering none, concurrency 16); each commit's delivery is written in the commit's transaction and its completion afterwards. Its figure counts commits whose function has run: the window plus the time the deliveries still queued at its end take.",
+		"With a trigger: eddy (strict) with a trigger on every note calling a go function that writes nothing (delivery ordering none, concurrency 16); each commit's delivery is written in the commit's transaction and its completion afterwards. Its figure counts commits whose function has run: the window plus the time the deliveries still queued at its end take.",
 		disk,
 	}
 	return sec, nil
@@ -189,7 +196,8 @@ func rows(f map[string]figures) []report.Row {
 		return report.Row{Measure: measure, Unit: "commits/s", Eddy: eddy, EddyVal: ev, Peer: peer, PeerVal: pv}
 	}
 	const eS, eP, eR, eT = "eddy (SQLite)", "eddy (PostgreSQL)", "eddy (SQLite, relaxed)", "eddy (SQLite) + trigger"
-	sqlite, pg, js, sync, raw, relaxed, trig := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax], f[eddyTrig]
+	sqlite, pg, js, sync, raw, relaxed := f[eddySQLite], f[eddyPG], f[jetStream], f[jsSync], f[rawInsert], f[eddyRelax]
+	trig, pgTrig := f[eddyTrig], f[eddyPGTrig]
 	return []report.Row{
 		row("1 writer", eP, pg[1], "raw PG INSERT tx", raw[1]).RatioAtLeast(0.5, "≥ 0.50×"),
 		row("16 writers", eP, pg[16], "raw PG INSERT tx", raw[16]),
@@ -205,5 +213,7 @@ func rows(f map[string]figures) []report.Row {
 		row("16 writers, relaxed", eR, relaxed[16], "JetStream sync publish", js[16]).RatioAtLeast(1, "≥ 1×"),
 		row("1 writer, with a trigger", eT, trig[1], eS, sqlite[1]),
 		row("16 writers, with a trigger", eT, trig[16], eS, sqlite[16]),
+		row("1 writer, with a trigger", eP+" + trigger", pgTrig[1], eP, pg[1]),
+		row("16 writers, with a trigger", eP+" + trigger", pgTrig[16], eP, pg[16]),
 	}
 }

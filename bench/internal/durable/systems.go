@@ -52,14 +52,15 @@ func putNote(e *harness.Eddy) op {
 	})
 }
 
-// openTriggered opens eddy on SQLite (strict) with a trigger on every
-// note calling a go handler that writes nothing, the commonest trigger:
+// openTriggered opens eddy on a fresh store of kind (strict) with a
+// trigger on every note calling a go handler that writes nothing, the
+// commonest trigger:
 // each commit is judged in its own transaction and writes its delivery
 // there, and each completion is a delivery update of its own. settle
 // waits until every delivery so far has run, so no backlog runs on into
 // the next system's measurement.
-func openTriggered(ctx context.Context, c harness.Config) (instance, error) {
-	e, err := harness.OpenEddy(ctx, c, harness.SQLite)
+func openTriggered(ctx context.Context, c harness.Config, kind string) (instance, error) {
+	e, err := harness.OpenEddy(ctx, c, kind)
 	if err != nil {
 		return instance{}, err
 	}
