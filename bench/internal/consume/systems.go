@@ -28,12 +28,7 @@ func eddySetup(kind string) func(context.Context, harness.Config, *probe) (func(
 			}
 			return nil, nil
 		}
-		err = errors.Join(
-			e.Functions().Register("probe", handler),
-			e.Define(ctx, "function", "probe", `{"kind":"go","handler":"probe"}`),
-			e.Define(ctx, "trigger", "probe", `{"source":{"changes":{"types":["item"]}},"function":"probe","delivery":{"ordering":"none","concurrency":16}}`),
-		)
-		if err != nil {
+		if err := e.GoTrigger(ctx, "probe", "item", handler); err != nil {
 			return nil, nil, errors.Join(err, e.Close())
 		}
 		send := func(ctx context.Context, i int) error {

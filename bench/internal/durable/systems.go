@@ -74,12 +74,7 @@ func openTriggered(ctx context.Context, c harness.Config, kind string) (instance
 		}
 		return nil, nil
 	}
-	err = errors.Join(
-		e.Functions().Register("count", handler),
-		e.Define(ctx, "function", "count", `{"kind":"go","handler":"count"}`),
-		e.Define(ctx, "trigger", "count", `{"source":{"changes":{"types":["note"]}},"function":"count","delivery":{"ordering":"none","concurrency":16}}`),
-	)
-	if err != nil {
+	if err := e.GoTrigger(ctx, "count", "note", handler); err != nil {
 		return instance{}, errors.Join(err, e.Close())
 	}
 	var wrote atomic.Int64

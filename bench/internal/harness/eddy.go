@@ -11,6 +11,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/watch"
 )
@@ -84,6 +85,17 @@ func (e *Eddy) Put(ctx context.Context, typ, id string, props []byte) (int64, er
 		return 0, fmt.Errorf("eddy: write: %w", err)
 	}
 	return res.LastSeq, nil
+}
+
+// GoTrigger registers handler as the go function name and saves a
+// function and a trigger of that name calling it for every change of typ
+// (delivery ordering none, concurrency 16).
+func (e *Eddy) GoTrigger(ctx context.Context, name, typ string, handler functions.Handler) error {
+	return errors.Join(
+		e.Functions().Register(name, handler),
+		e.Define(ctx, "function", name, `{"kind":"go","handler":"`+name+`"}`),
+		e.Define(ctx, "trigger", name, `{"source":{"changes":{"types":["`+typ+`"]}},"function":"`+name+`","delivery":{"ordering":"none","concurrency":16}}`),
+	)
 }
 
 // Close closes eddy and removes its store.
