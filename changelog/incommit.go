@@ -24,10 +24,13 @@ type InCommitGroup struct {
 // not block on anything a writer of the space may hold.
 //
 // finish, when non-nil, is called exactly once, after the transaction
-// ended, with nil when it committed and else the reason it did not. An
-// error (a fenced advance, say) never fails the group's writes: the
-// group is rolled back and run again without the hook.
-type InCommit func(ctx context.Context, tx store.WriteTx, g InCommitGroup) (finish func(error), err error)
+// ended, with nil when it committed and else the reason it did not; a
+// hook that judged nothing may still ask for it (to learn that the group
+// committed). wrote reports whether the hook wrote into tx: only then can
+// a fenced commit be its doing. An error (a fenced advance, say) never
+// fails the group's writes: the group is rolled back and run again
+// without the hook.
+type InCommit func(ctx context.Context, tx store.WriteTx, g InCommitGroup) (finish func(error), wrote bool, err error)
 
 // SetInCommit installs the hook every later group transaction runs (nil:
 // none). It is safe to call while writes are under way.
@@ -63,9 +66,8 @@ func (l *Log) runInCommit(ctx context.Context, g *groupState, space string, hook
 		// As the evaluator reads them (PullOptions.NoReceipts).
 		cs[i].Receipt = store.Receipt{}
 	}
-	finish, err := (*hp)(ctx, g.tx, InCommitGroup{Space: space, Prev: prev, Commits: cs})
-	judged := finish != nil
-	if !judged {
+	finish, judged, err := (*hp)(ctx, g.tx, InCommitGroup{Space: space, Prev: prev, Commits: cs})
+	if finish == nil {
 		finish = nop
 	}
 	if err != nil {

@@ -35,7 +35,7 @@ func TestInCommitHook(t *testing.T) {
 	}
 	var calls []call
 	fail := error(nil)
-	lg.SetInCommit(func(_ context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), error) {
+	lg.SetInCommit(func(_ context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
 		c := call{prev: g.Prev}
 		for _, cm := range g.Commits {
 			c.seqs = append(c.seqs, cm.Seq)
@@ -45,7 +45,7 @@ func TestInCommitHook(t *testing.T) {
 		}
 		calls = append(calls, c)
 		i := len(calls) - 1
-		return func(err error) { calls[i].outcome = err }, fail
+		return func(err error) { calls[i].outcome = err }, true, fail
 	})
 	if head := write("a", "b"); head != 2 {
 		t.Fatalf("head %d", head)

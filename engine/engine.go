@@ -314,8 +314,18 @@ func (e *Engine) Notify(space string, head int64) {
 		return
 	}
 	// A head the in-commit path already judged for every active
-	// trigger leaves the evaluator asleep.
-	if sr := e.spaces[space]; sr != nil && !sr.judged(head) {
+	// trigger leaves the evaluator asleep; one it kept for the next
+	// group to judge wakes it only if no group has by then.
+	sr := e.spaces[space]
+	switch {
+	case sr == nil || sr.judged(head):
+	case sr.kept(head):
+		time.AfterFunc(keptGrace, func() {
+			if !sr.judged(head) {
+				sr.wake()
+			}
+		})
+	default:
 		sr.wake()
 	}
 }

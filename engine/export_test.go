@@ -1,5 +1,7 @@
 package engine
 
+import "context"
+
 // InCommitCounts returns how many groups the engine judged in their
 // commit and how many the in-commit budget left to the evaluator.
 func InCommitCounts(e *Engine) (groups, skips int64) {
@@ -18,4 +20,37 @@ func HoldSpace(e *Engine, space string) (release func(), ok bool) {
 	}
 	sr.mu.Lock()
 	return sr.mu.Unlock, true
+}
+
+// StopEvaluator ends the evaluator goroutine of space (its loop: no
+// evaluation, poll or cron firing runs again) and reports whether this
+// process runs the space. Writes are still judged in their commit and
+// deliveries still run.
+func StopEvaluator(e *Engine, space string) bool {
+	e.mu.Lock()
+	sr := e.spaces[space]
+	e.mu.Unlock()
+	if sr == nil {
+		return false
+	}
+	sr.cancel()
+	sr.wg.Wait()
+	return true
+}
+
+// PauseEvaluator ends the evaluator goroutine of space as StopEvaluator
+// does and returns a resume that starts it again and wakes it.
+func PauseEvaluator(e *Engine, space string) (resume func(), ok bool) {
+	if !StopEvaluator(e, space) {
+		return nil, false
+	}
+	e.mu.Lock()
+	sr := e.spaces[space]
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		sr.start(context.Background())
+		sr.wake()
+	}, true
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/eddy-run/eddy/causality"
@@ -20,10 +22,19 @@ import (
 // commit the cursors move in memory and the deliveries go to the
 // dispatchers from memory (finish): no read back, no second transaction.
 //
-// Everything else stays the evaluator's: triggers behind (or ahead of)
-// the predecessor, triggers leased elsewhere, catch-up after a restart,
-// and every group the in-commit path gives up on. It gives up, writing
-// nothing, when:
+// A group the in-commit path does not judge is kept in memory once it
+// committed (spaceRun.skipped, the latest ones while they follow each
+// other, at most InCommitCandidates commits): a later group judges them
+// with its own rows for every trigger whose cursor they reach, so one
+// skipped group (the space was locked for a moment) does not leave the
+// space to the evaluator for as long as the writes keep coming. Only the
+// commits of this process's own groups are kept; a gap (another
+// process's commits, a group run again without the hook) ends the run.
+//
+// Everything else stays the evaluator's: triggers behind the kept
+// commits (or ahead of the predecessor), triggers leased elsewhere,
+// catch-up after a restart, and every group the in-commit path gives up
+// on. It gives up, writing nothing, when:
 //
 //   - spaceRun.mu is taken (the evaluator, a lease round or an operator's
 //     move is under way): the write path never waits for them;
@@ -57,12 +68,12 @@ const (
 )
 
 // inCommit is the log's changelog.InCommit hook.
-func (e *Engine) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), error) {
+func (e *Engine) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
 	e.liveMu.Lock()
 	sr := e.live[g.Space]
 	e.liveMu.Unlock()
 	if sr == nil || len(g.Commits) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	return sr.inCommit(ctx, tx, g)
 }
@@ -78,20 +89,80 @@ type inCommitPlan struct {
 	started time.Time
 }
 
-// inCommit judges the group for the eligible triggers and writes their
-// advances into tx; nil finish: it judged nothing (see above).
-func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), error) {
+// inCommit judges the group (with the skipped commits before it) for the
+// eligible triggers and writes their advances into tx; wrote false: it
+// judged nothing (see above), and keeps the group's commits once they
+// committed.
+func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
+	keep := func(err error) {
+		if err == nil {
+			sr.keepSkipped(g.Prev, g.Commits)
+		}
+	}
 	if !sr.mu.TryLock() {
-		return nil, nil
+		return keep, false, nil
 	}
 	p, err := sr.planInCommit(ctx, tx, g)
-	if p == nil || err != nil {
+	if err != nil {
 		sr.mu.Unlock()
-		return nil, err
+		return nil, false, err
+	}
+	if p == nil {
+		sr.mu.Unlock()
+		return keep, false, nil
 	}
 	finish := func(err error) { sr.settleInCommit(p, err) }
 	advances, _, _ := advancesOf(p.batches, p.end)
-	return finish, tx.TriggerAdvanceTx(ctx, advances)
+	return finish, true, tx.TriggerAdvanceTx(ctx, advances)
+}
+
+// keepSkipped keeps the commits of a group that committed after prev
+// without being judged in it, after the kept ones when they end at prev
+// (else instead of them), keeping the latest InCommitCandidates.
+func (sr *spaceRun) keepSkipped(prev int64, cs []store.Commit) {
+	sr.skippedMu.Lock()
+	defer sr.skippedMu.Unlock()
+	if n := len(sr.skipped); n > 0 && sr.skipped[n-1].Seq != prev {
+		sr.skipped = nil
+	}
+	sr.skipped = append(sr.skipped, cs...)
+	if over := len(sr.skipped) - max(sr.e.opts.InCommitCandidates, 0); over > 0 {
+		sr.skipped = slices.Clone(sr.skipped[over:])
+	}
+}
+
+// keptGrace is how long a commit kept for the next group (see
+// keepSkipped) waits before it wakes the evaluator: under load the next
+// group comes within a commit or two and judges it; in a quiet space
+// the evaluator does, this much later. Waking the evaluator at once
+// would have it read the rows back while holding the space's lock, so
+// the groups committing meanwhile would be skipped in turn.
+const keptGrace = 5 * time.Millisecond
+
+// kept reports whether the kept commits end at seq head.
+func (sr *spaceRun) kept(head int64) bool {
+	sr.skippedMu.Lock()
+	defer sr.skippedMu.Unlock()
+	n := len(sr.skipped)
+	return n > 0 && sr.skipped[n-1].Seq == head
+}
+
+// skippedThrough returns the kept commits that end at seq prev (in seq
+// order, one after the other), or none.
+func (sr *spaceRun) skippedThrough(prev int64) []store.Commit {
+	sr.skippedMu.Lock()
+	defer sr.skippedMu.Unlock()
+	if n := len(sr.skipped); n == 0 || sr.skipped[n-1].Seq != prev {
+		return nil
+	}
+	return sr.skipped
+}
+
+// dropSkipped forgets the kept commits: a group judged after them.
+func (sr *spaceRun) dropSkipped() {
+	sr.skippedMu.Lock()
+	defer sr.skippedMu.Unlock()
+	sr.skipped = nil
 }
 
 // planInCommit judges the group for the triggers whose cursor is at its
@@ -104,28 +175,35 @@ func (sr *spaceRun) planInCommit(ctx context.Context, tx store.WriteTx, g change
 		return nil, nil
 	}
 	active := sr.activeChange()
+	earlier := sr.skippedThrough(g.Prev)
+	first := g.Prev + 1 - int64(len(earlier)) // the seq of earlier[0]
 	eligible := map[string]*trig{}
+	from := g.Prev // the lowest eligible cursor
 	for name, t := range active {
-		if t.state.Cursor == g.Prev && !t.fenced {
+		if c := t.state.Cursor; !t.fenced && c <= g.Prev && c+1 >= first {
 			eligible[name] = t
+			from = min(from, c)
 		}
 	}
 	if len(eligible) == 0 || !sr.indexCurrent(active) {
 		return nil, nil
 	}
-	p := &inCommitPlan{batches: newBatches(eligible), commits: g.Commits,
+	commits := append(slices.Clip(earlier[from+1-first:]), g.Commits...)
+	p := &inCommitPlan{batches: newBatches(eligible), commits: commits,
 		end: g.Commits[len(g.Commits)-1].Seq, all: len(eligible) == len(active), started: time.Now()}
-	budget := triggers.Budget{Candidates: sr.e.opts.InCommitCandidates, Cost: sr.e.opts.InCommitCost}
-	if !sr.judgeInto(sr.index, p.batches, g.Commits, &budget) {
+	if !sr.judgeFrom(p, from) {
 		sr.e.inCommitSkips.Add(1)
 		return nil, nil
 	}
 	// A root written in this group has caused nothing yet: its causal
-	// budget is whole, and a group of root writes reads no counter.
+	// budget is whole, and a group of root writes reads no counter. A
+	// root among the skipped commits may have caused rows already (the
+	// evaluator may have judged it for another trigger): its counter is
+	// read in tx, as the evaluator would read it.
 	spent := map[int64]causality.Spent{}
 	for _, b := range p.batches {
 		for _, c := range b.causes {
-			if c.RootSeq() == c.Seq {
+			if c.RootSeq() == c.Seq && c.Seq > g.Prev {
 				spent[c.Seq] = causality.Spent{}
 			}
 		}
@@ -142,6 +220,27 @@ func (sr *spaceRun) planInCommit(ctx context.Context, tx store.WriteTx, g change
 		sr.judging.Store(p.end)
 	}
 	return p, nil
+}
+
+// judgeFrom judges p's commits (the first one at seq from+1) for each
+// batch of p from its trigger's cursor on, under one budget; false: the
+// budget ran out.
+func (sr *spaceRun) judgeFrom(p *inCommitPlan, from int64) bool {
+	budget := triggers.Budget{Candidates: sr.e.opts.InCommitCandidates, Cost: sr.e.opts.InCommitCost}
+	byCursor := map[int64]map[string]*batch{}
+	for name, b := range p.batches {
+		c := b.t.state.Cursor
+		if byCursor[c] == nil {
+			byCursor[c] = map[string]*batch{}
+		}
+		byCursor[c][name] = b
+	}
+	for _, c := range slices.Sorted(maps.Keys(byCursor)) {
+		if !sr.judgeInto(sr.index, byCursor[c], p.commits[c-from:], &budget) {
+			return false
+		}
+	}
+	return true
 }
 
 // settleInCommit ends one in-commit judging with the transaction's
@@ -161,6 +260,7 @@ func (sr *spaceRun) settleInCommit(p *inCommitPlan, err error) {
 		return
 	}
 	settle(p.batches, p.end)
+	sr.dropSkipped()
 	if p.all && sr.through.Load() < p.end {
 		sr.through.Store(p.end)
 	}

@@ -29,6 +29,39 @@ func freshDrivers(t *testing.T, fn func(t *testing.T, open opener)) {
 type scenario struct {
 	triggers map[string]string
 	steps    []changelog.WriteRequest
+	// held, when set, are the steps written while the space's lock is
+	// held (as by a slow evaluation), so the in-commit path cannot judge
+	// them. Such a run settles after the first step only and then pauses
+	// the evaluator until every step is written, so what the in-commit
+	// path does not judge waits for a later group.
+	held map[int]bool
+}
+
+// heldScenario is newScenario with some steps held (never the last) and
+// with what depends on how rows are batched taken out: no coalescing
+// (which merges a batch's deliveries per entity) and no causality cap
+// (whose park rows land where the evaluator happens to write them).
+func heldScenario(t *testing.T, seed uint64) scenario {
+	sc := newScenario(seed)
+	for name, raw := range sc.triggers {
+		var def map[string]any
+		if err := json.Unmarshal([]byte(raw), &def); err != nil {
+			t.Fatal(err)
+		}
+		def["coalesce"] = false
+		delete(def, "causalityCap")
+		b, err := json.Marshal(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.triggers[name] = string(b)
+	}
+	r := rand.New(rand.NewPCG(seed, 16))
+	sc.held = map[int]bool{}
+	for i := 1; i < len(sc.steps)-1; i++ {
+		sc.held[i] = r.IntN(3) == 0
+	}
+	return sc
 }
 
 // whens are the filters scenarios draw from: plain, on the entity, on
@@ -130,7 +163,14 @@ func runScenario(t *testing.T, st store.Store, sc scenario, opts engine.Options)
 		e.trigger(name, sc.triggers[name])
 	}
 	e.settle()
+	if sc.held != nil {
+		runHeld(e, sc)
+		e.settle()
+	}
 	for _, req := range sc.steps {
+		if sc.held != nil {
+			break
+		}
 		if _, err := e.log.Write(t.Context(), req); err != nil {
 			t.Fatal(err)
 		}
@@ -160,6 +200,40 @@ func runScenario(t *testing.T, st store.Store, sc scenario, opts engine.Options)
 	slices.Sort(out.deliveries)
 	out.groups, _ = engine.InCommitCounts(e.eng)
 	return out
+}
+
+// runHeld writes the steps of a held scenario: the first, settled, then
+// the others with the evaluator paused, holding the space's lock for the
+// held ones, then resumes the evaluator.
+func runHeld(e *env, sc scenario) {
+	t := e.t
+	t.Helper()
+	write := func(req changelog.WriteRequest) {
+		if _, err := e.log.Write(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(sc.steps[0])
+	e.settle() // the evaluator builds the match index
+	var resume func()
+	e.eventually("the space runs", func() bool {
+		var ok bool
+		resume, ok = engine.PauseEvaluator(e.eng, space)
+		return ok
+	})
+	for i := 1; i < len(sc.steps); i++ {
+		if !sc.held[i] {
+			write(sc.steps[i])
+			continue
+		}
+		release, ok := engine.HoldSpace(e.eng, space)
+		if !ok {
+			t.Fatal("the space stopped running")
+		}
+		write(sc.steps[i])
+		release()
+	}
+	resume()
 }
 
 func parkPayload(c store.Commit) string {
@@ -204,6 +278,38 @@ func TestInCommitAgreesWithEvaluator(t *testing.T) {
 					t.Fatalf("the evaluator-only run judged %d groups in their commit", ev.groups)
 				}
 				t.Logf("%d of %d writes judged in their commit", in.groups, len(sc.steps))
+				agree(t, "rows", in.rows, ev.rows)
+				agree(t, "stances", in.stances, ev.stances)
+				agree(t, "deliveries", in.deliveries, ev.deliveries)
+			})
+		}
+	})
+}
+
+// The in-commit path agrees with the evaluator when groups it could not
+// judge (the space's lock held while they committed) are judged later,
+// with a following group's rows in its commit or by the evaluator,
+// whichever comes first: the same rows, stances and deliveries as the
+// evaluator alone.
+func TestInCommitAgreesWithEvaluatorAfterSkips(t *testing.T) {
+	freshDrivers(t, func(t *testing.T, open opener) {
+		for seed := uint64(1); seed <= 2; seed++ {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				sc := heldScenario(t, seed)
+				opts := testOptions()
+				in := runScenario(t, open(t), sc, opts)
+				opts.InCommitCandidates = -1
+				ev := runScenario(t, open(t), sc, opts)
+				if ev.groups != 0 {
+					t.Fatalf("the evaluator-only run judged %d groups in their commit", ev.groups)
+				}
+				t.Logf("%d of %d writes judged in their commit, %d held", in.groups, len(sc.steps), len(slices.Collect(func(yield func(int) bool) {
+					for i, h := range sc.held {
+						if h && !yield(i) {
+							return
+						}
+					}
+				})))
 				agree(t, "rows", in.rows, ev.rows)
 				agree(t, "stances", in.stances, ev.stances)
 				agree(t, "deliveries", in.deliveries, ev.deliveries)
@@ -278,6 +384,63 @@ func TestInCommitBudgetFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A group the in-commit path could not judge (the space's lock was held)
+// is judged with the next group's rows, in that group's commit, instead
+// of being left to the evaluator: with the evaluator stopped, every row
+// of the two skipped groups and of the next one is delivered once, and
+// the cursors move past all three. Two triggers, one filtering, so each
+// trigger's rows are its own.
+func TestInCommitTakesInSkippedGroups(t *testing.T) {
+	freshDrivers(t, func(t *testing.T, open opener) {
+		e := newEnv(t, open(t), testOptions())
+		e.noop()
+		e.trigger("p", `{"source":{"changes":{"types":["a"]}},"function":"noop"}`)
+		e.trigger("q", `{"source":{"changes":{"types":["a"],"when":"entity != null && entity.properties.n > 1"}},"function":"noop"}`)
+		// A first row makes the evaluator build the match index, which
+		// the in-commit path needs and never builds itself.
+		e.write(put("a", "first", map[string]any{"n": 0}))
+		e.settle()
+		e.eventually("the space runs", func() bool { return engine.StopEvaluator(e.eng, space) })
+		release, ok := engine.HoldSpace(e.eng, space)
+		if !ok {
+			t.Fatal("the space stopped running")
+		}
+		before, _ := engine.InCommitCounts(e.eng)
+		x := e.write(put("a", "x", map[string]any{"n": 1}))
+		y := e.write(put("a", "y", map[string]any{"n": 2}), put("a", "w", map[string]any{"n": 0}))
+		release()
+		if after, _ := engine.InCommitCounts(e.eng); after != before {
+			t.Fatalf("%d groups judged in their commit while the space was held", after-before)
+		}
+		// A lease round that waited for the lock may take it first and
+		// skip the next group too: write until one group is judged.
+		zs := []int64{}
+		for i := 0; ; i++ {
+			zs = append(zs, e.write(put("a", fmt.Sprint("z", i), map[string]any{"n": 3})))
+			if after, _ := engine.InCommitCounts(e.eng); after > before {
+				break
+			}
+			if i == 50 {
+				t.Fatal("50 groups in a row were not judged in their commit")
+			}
+		}
+		e.settle()
+		for _, seq := range append([]int64{x, y - 1, y}, zs...) {
+			if d := e.delivery("p", seq); d.Status != store.DeliverySucceeded {
+				t.Fatalf("p's delivery for %d: %+v", seq, d)
+			}
+		}
+		for _, seq := range append([]int64{y - 1}, zs...) {
+			if d := e.delivery("q", seq); d.Status != store.DeliverySucceeded {
+				t.Fatalf("q's delivery for %d: %+v", seq, d)
+			}
+		}
+		if n, want := len(e.deliveries("q")), 1+len(zs); n != want {
+			t.Fatalf("q has %d deliveries, want %d (y and the z rows)", n, want)
+		}
+	})
 }
 
 // A write never waits for the evaluator: with the space's evaluator lock

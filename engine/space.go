@@ -46,6 +46,13 @@ type spaceRun struct {
 	// evaluator itself.
 	judging atomic.Int64
 
+	// skipped are the commits of this process's latest groups that
+	// committed without being judged in them (see incommit.go).
+	// skippedMu is a leaf: the write path takes it and waits on nothing
+	// under it.
+	skippedMu sync.Mutex
+	skipped   []store.Commit // guarded by skippedMu
+
 	wakeCh chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
