@@ -94,13 +94,15 @@ type inCommitPlan struct {
 // judged nothing (see above), and keeps the group's commits once they
 // committed.
 func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
-	keep := func(err error) {
-		if err == nil {
-			sr.keepSkipped(g.Prev, g.Commits)
+	keep := func(locked bool) func(error) {
+		return func(err error) {
+			if err == nil {
+				sr.keepSkipped(g.Prev, g.Commits, locked)
+			}
 		}
 	}
 	if !sr.mu.TryLock() {
-		return keep, false, nil
+		return keep(true), false, nil
 	}
 	p, err := sr.planInCommit(ctx, tx, g)
 	if err != nil {
@@ -109,7 +111,7 @@ func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.
 	}
 	if p == nil {
 		sr.mu.Unlock()
-		return keep, false, nil
+		return keep(false), false, nil
 	}
 	finish := func(err error) { sr.settleInCommit(p, err) }
 	advances, _, _ := advancesOf(p.batches, p.end)
@@ -118,17 +120,21 @@ func (sr *spaceRun) inCommit(ctx context.Context, tx store.WriteTx, g changelog.
 
 // keepSkipped keeps the commits of a group that committed after prev
 // without being judged in it, after the kept ones when they end at prev
-// (else instead of them), keeping the latest InCommitCandidates.
-func (sr *spaceRun) keepSkipped(prev int64, cs []store.Commit) {
+// (else instead of them), keeping the latest InCommitCandidates. locked:
+// the group was skipped only because the space's lock was taken, so the
+// next group is likely to judge it (see kept).
+func (sr *spaceRun) keepSkipped(prev int64, cs []store.Commit, locked bool) {
 	sr.skippedMu.Lock()
 	defer sr.skippedMu.Unlock()
 	if n := len(sr.skipped); n > 0 && sr.skipped[n-1].Seq != prev {
 		sr.skipped = nil
 	}
 	sr.skipped = append(sr.skipped, cs...)
-	if over := len(sr.skipped) - max(sr.e.opts.InCommitCandidates, 0); over > 0 {
+	budget := max(sr.e.opts.InCommitCandidates, 0)
+	if over := len(sr.skipped) - budget; over > 0 {
 		sr.skipped = slices.Clone(sr.skipped[over:])
 	}
+	sr.likely = locked && len(sr.skipped) <= budget/2
 }
 
 // keptGrace is how long a commit kept for the next group (see
@@ -139,12 +145,16 @@ func (sr *spaceRun) keepSkipped(prev int64, cs []store.Commit) {
 // the groups committing meanwhile would be skipped in turn.
 const keptGrace = 5 * time.Millisecond
 
-// kept reports whether the kept commits end at seq head.
+// kept reports whether the kept commits end at seq head and the next
+// group is likely to judge them: the last was skipped only for the lock,
+// and they fill at most half the in-commit budget. Otherwise (a group
+// given up for the budget, a park row, a stale index) waiting would only
+// delay the evaluator.
 func (sr *spaceRun) kept(head int64) bool {
 	sr.skippedMu.Lock()
 	defer sr.skippedMu.Unlock()
 	n := len(sr.skipped)
-	return n > 0 && sr.skipped[n-1].Seq == head
+	return n > 0 && sr.skipped[n-1].Seq == head && sr.likely
 }
 
 // skippedThrough returns the kept commits that end at seq prev (in seq
@@ -162,7 +172,7 @@ func (sr *spaceRun) skippedThrough(prev int64) []store.Commit {
 func (sr *spaceRun) dropSkipped() {
 	sr.skippedMu.Lock()
 	defer sr.skippedMu.Unlock()
-	sr.skipped = nil
+	sr.skipped, sr.likely = nil, false
 }
 
 // planInCommit judges the group for the triggers whose cursor is at its

@@ -52,6 +52,8 @@ type spaceRun struct {
 	// under it.
 	skippedMu sync.Mutex
 	skipped   []store.Commit // guarded by skippedMu
+	// likely: the next group is likely to judge skipped (see kept).
+	likely bool // guarded by skippedMu
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
