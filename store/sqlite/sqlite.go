@@ -298,7 +298,11 @@ func (s *Store) finish(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 // or reorders the log, and the next synced commit makes it durable too.
 // The write connection's level is restored afterwards; a connection that
 // cannot be restored is discarded, so no later commit inherits NORMAL.
+// Where NORMAL is the configured level (relaxed durability) it is writeTx.
 func (s *Store) lazyWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.sync == "NORMAL" {
+		return s.writeTx(ctx, fn)
+	}
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
