@@ -22,6 +22,9 @@ var (
 	// progressEvery is how long a stream that consumed only irrelevant
 	// commits may wait before it says so with a {"cursor": C} frame.
 	progressEvery = time.Second
+	// testHookContextLoaded runs after a feed loaded a view's context,
+	// before it caches it.
+	testHookContextLoaded = func() {}
 )
 
 // feeds holds the live view stream feeds of a Service, one per space
@@ -102,6 +105,7 @@ type feed struct {
 	index  *Index                 // over views; guarded by mu
 	broken bool                   // a read failed: streams read the store themselves; guarded by mu
 	ctxs   map[string]viewContext // contexts as of the last bump, by view; guarded by mu
+	bumps  uint64                 // bumps so far: a context loaded across one is not cached; guarded by mu
 }
 
 // viewContext is a view's current definition and context, or the error
@@ -178,13 +182,16 @@ func (fd *feed) bump() {
 	close(fd.defs)
 	fd.defs = make(chan struct{})
 	fd.ctxs = map[string]viewContext{}
+	fd.bumps++
 }
 
 // context returns a view's current definition and context, loaded once
-// per bump for all the view's streams.
+// per bump for all the view's streams. A load that a bump overtook is
+// returned but not cached: it may predate the change the bump announced.
 func (fd *feed) context(ctx context.Context, view string) viewContext {
 	fd.mu.Lock()
 	vc, ok := fd.ctxs[view]
+	gen := fd.bumps
 	fd.mu.Unlock()
 	if ok {
 		return vc
@@ -196,9 +203,12 @@ func (fd *feed) context(ctx context.Context, view string) viewContext {
 			vc.c, vc.err = fd.fs.s.context(ctx, sp, vc.d)
 		}
 	}
+	testHookContextLoaded()
 	if ctx.Err() == nil {
 		fd.mu.Lock()
-		fd.ctxs[view] = vc
+		if fd.bumps == gen {
+			fd.ctxs[view] = vc
+		}
 		fd.mu.Unlock()
 	}
 	return vc

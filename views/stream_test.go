@@ -378,9 +378,11 @@ func TestStreamResets(t *testing.T) {
 					}
 				}, problem.NotFound, ""},
 			}
-			for _, step := range steps {
+			for i, step := range steps {
 				ls := se.open("alpha", se.cursorNow("alpha"), 0)
-				se.write(put("task", "t", `{"project":"alpha","n":`+strconv.Itoa(int(time.Now().UnixNano()%1000))+`}`))
+				// Each step's put differs from the last: an identical put is
+				// a no-op that appends nothing, and the stream would wait.
+				se.write(put("task", "t", `{"project":"alpha","n":`+strconv.Itoa(i)+`}`))
 				ls.next() // a page or progress: the stream runs
 				step.change()
 				terminal(t, ls.next(), step.code, step.reason)
@@ -398,6 +400,38 @@ func terminal(t *testing.T, f map[string]json.RawMessage, code string, reason Re
 	}
 	if pe.Code != code || (reason != "" && pe.Details["reason"] != string(reason)) {
 		t.Fatalf("terminal frame %+v, want %s %s", pe, code, reason)
+	}
+}
+
+// TestFeedContextOvertaken: a context load that a change overtakes is
+// not cached, or the streams checking after the change would be told
+// that nothing changed until the next heartbeat.
+func TestFeedContextOvertaken(t *testing.T) {
+	se := newStreamEnv(t, drivers[0].open(t), time.Hour)
+	se.putView("alpha", alphaView)
+	d, _, err := se.svc.definition(se.ctx, "s", "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A feed without streams: nothing else loads contexts meanwhile.
+	fd, err := se.svc.feeds.join(se.ctx, "s", se.hub, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.svc.feeds.leave(fd, d)
+	changed := false
+	testHookContextLoaded = func() {
+		if !changed {
+			changed = true
+			se.putView("alpha", `{"version":"v2","types":["task"],"filter":{"fieldEquals":{"field":"project","expected":"beta"}}}`)
+		}
+	}
+	t.Cleanup(func() { testHookContextLoaded = func() {} })
+	if vc := fd.context(se.ctx, "alpha"); vc.err != nil || vc.d.spec.Version != "v1" {
+		t.Fatalf("first load: %+v", vc)
+	}
+	if vc := fd.context(se.ctx, "alpha"); vc.err != nil || vc.d.spec.Version != "v2" {
+		t.Fatalf("after the change: version %q, err %v; want v2", vc.d.spec.Version, vc.err)
 	}
 }
 
