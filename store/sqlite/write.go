@@ -27,6 +27,11 @@ FROM json_each(?2) AS j
 CROSS JOIN entities AS e
 WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 
+	// sqlLoadEntity is sqlLoadEntities for one key, the common case (a
+	// one-writer commit of one mutation): a point lookup costs the
+	// leader about a third of a json_each join's CPU.
+	sqlLoadEntity = `SELECT ` + recordCols + ` FROM entities WHERE space = ? AND type = ? AND id = ?`
+
 	sqlLoadReceipts = `SELECT mutation_id, receipt, entity, created_at FROM receipts
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
@@ -48,7 +53,7 @@ entity = excluded.entity, created_at = excluded.created_at`
 
 // writeQueries are prepared on the write connection before WriteBegin
 // takes it.
-var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadReceipts, sqlInsertCommit,
+var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadEntity, sqlLoadReceipts, sqlInsertCommit,
 	sqlUpsertEntity, sqlUpsertReceipt}
 
 // beginQueries are writeQueries and the multi-row statements, listed
@@ -155,6 +160,9 @@ func (t *writeTx) loadEntities(ctx context.Context, keys []store.EntityKey) (map
 	if len(keys) == 0 {
 		return out, nil
 	}
+	if len(keys) == 1 {
+		return out, t.loadEntity(ctx, keys[0], out)
+	}
 	kj, err := keysJSON(keys)
 	if err != nil {
 		return nil, err
@@ -176,6 +184,23 @@ func (t *writeTx) loadEntities(ctx context.Context, keys []store.EntityKey) (map
 		out[r.Key()] = r
 	}
 	return out, rows.Err()
+}
+
+// loadEntity adds the record of key to out, if it exists.
+func (t *writeTx) loadEntity(ctx context.Context, key store.EntityKey, out map[store.EntityKey]store.Record) error {
+	st, err := t.stmt(ctx, sqlLoadEntity)
+	if err != nil {
+		return err
+	}
+	r, err := scanRecord(st.QueryRowContext(ctx, t.space.ID, key.Type, key.ID))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	out[r.Key()] = r
+	return nil
 }
 
 func (t *writeTx) loadReceipts(ctx context.Context, ids []string, since time.Time) (map[string]store.StoredReceipt, error) {
