@@ -98,7 +98,7 @@ func TestRowPlainAgrees(t *testing.T) {
 			r.Payload = json.RawMessage(p)
 		}
 		want, err := marshal(r.wire())
-		got, ok := r.appendPlain(nil)
+		got, ok := r.appendPlain(nil, false)
 		if err != nil && ok {
 			t.Fatalf("row %+v: plain encoded what the general path refuses (%v)", r, err)
 		}
@@ -112,5 +112,37 @@ func TestRowPlainAgrees(t *testing.T) {
 	}
 	if plainRuns < 100 {
 		t.Fatalf("only %d rows took the plain path", plainRuns)
+	}
+}
+
+// TestAppendTimeAgrees: AppendTime writes what time.AppendFormat writes
+// in TimeLayout, in UTC, for any time, zone and fraction.
+func TestAppendTimeAgrees(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	zones := []*time.Location{time.UTC, time.FixedZone("E", 14*3600), time.FixedZone("W", -12*3600-30*60)}
+	edges := []time.Time{{}, time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 12, 31, 23, 0, 0, 0, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 1000, time.UTC), time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("W", -2*3600))}
+	check := func(tm time.Time) {
+		want := `"` + tm.UTC().Format(TimeLayout) + `"`
+		if got := string(AppendTime([]byte("x"), tm)); got != "x"+want {
+			t.Fatalf("%v: got %s, want %s", tm, got[1:], want)
+		}
+	}
+	for _, tm := range edges {
+		check(tm)
+	}
+	for range 20000 {
+		sec := rng.Int64N(253402300800+2*86400) - 62135596800 - 86400 // years 0 to 9999, and a day past each end
+		check(time.Unix(sec, rng.Int64N(1e9)).In(zones[rng.IntN(len(zones))]))
+	}
+}
+
+func BenchmarkAppendTime(b *testing.B) {
+	tm := time.Date(2026, 12, 2, 17, 45, 3, 123456789, time.UTC)
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = AppendTime(buf[:0], tm)
 	}
 }
