@@ -1,6 +1,8 @@
 package changelog
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
@@ -55,7 +57,7 @@ func (g *groupState) appendEngine(rows []EngineRow) []int64 {
 		c := store.Commit{
 			Row: store.Row{
 				Seq: g.head, TS: g.now, Actor: prov.Actor, Op: r.Op,
-				EntityID: r.EntityID, Type: r.Type, Payload: r.Payload,
+				EntityID: r.EntityID, Type: r.Type, Payload: compact(r.Payload),
 			},
 			Changes:    []store.Change{},
 			Receipt:    store.Receipt{Status: store.ReceiptApplied, Seq: g.head, Accepted: []string{}, Rejected: []store.RejectedProperty{}},
@@ -65,4 +67,15 @@ func (g *groupState) appendEngine(rows []EngineRow) []int64 {
 		seqs = append(seqs, g.head)
 	}
 	return seqs
+}
+
+// compact returns a validated engine payload without insignificant
+// whitespace: every stored payload is compact, so readers forward it as
+// stored (store.RawCommit.AppendJSON, the watch stream's rows).
+func compact(payload json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, payload); err != nil {
+		return payload // validated before; cannot happen
+	}
+	return buf.Bytes()
 }

@@ -510,3 +510,25 @@ func testWriteEffectsAtomicRejected(t *testing.T, st store.Store) {
 		}
 	}
 }
+
+// TestEngineRowPayloadCompact: an engine row's payload is stored without
+// insignificant whitespace, as every payload is (readers forward stored
+// payloads as they are).
+func TestEngineRowPayloadCompact(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, st store.Store) {
+		lg, _ := newLog(t, st)
+		row := parkRow("dlv-1")
+		row.Payload = json.RawMessage("{ \"trigger\" : \"ping a\",\n\t\"depth\": 17 }")
+		if _, err := lg.Write(context.Background(), changelog.WriteRequest{Space: "s", Provenance: apiProv, Engine: []changelog.EngineRow{row}}); err != nil {
+			t.Fatal(err)
+		}
+		page, err := lg.PullRaw(context.Background(), "s", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Commits) != 1 || string(page.Commits[0].Payload) != `{"trigger":"ping a","depth":17}` {
+			t.Fatalf("stored payload %q", page.Commits[0].Payload)
+		}
+	})
+}

@@ -77,28 +77,15 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendRaw appends a JSON value compacted and HTML-escaped, as
-// encoding/json renders a json.RawMessage; null when empty.
+// appendRaw appends a stored payload as encoding/json renders a
+// json.RawMessage: compacted (the changelog stores every payload
+// compact, so it is copied, not scanned) and HTML-escaped; null when
+// empty.
 func appendRaw(b []byte, raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return append(b, "null"...)
 	}
-	if plainJSON(raw) {
-		return append(b, raw...)
-	}
-	return appendMarshal(b, raw)
-}
-
-// plainJSON reports whether raw is ASCII with no whitespace, no HTML
-// characters: then encoding/json copies it unchanged (given it is valid,
-// which json.Valid checks).
-func plainJSON(raw []byte) bool {
-	for _, c := range raw {
-		if c <= ' ' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return json.Valid(raw)
+	return store.AppendHTMLSafe(b, raw)
 }
 
 func appendMarshal(b []byte, v any) []byte {

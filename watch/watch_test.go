@@ -21,12 +21,15 @@ import (
 	"github.com/eddy-run/eddy/store/sqlite"
 )
 
+// TestAppendRow: a row's line is json.Marshal's rendering of it, for
+// rows as the store holds them (payloads compact, as the changelog
+// writes every payload).
 func TestAppendRow(t *testing.T) {
 	t.Parallel()
 	ts := time.Date(2026, 8, 4, 10, 0, 0, 183742000, time.UTC)
 	rows := []store.Row{
 		{Seq: 1, TS: ts, Actor: "owner", Op: "put", EntityID: "t1", Type: "task", Payload: json.RawMessage(`{"created":true,"properties":["a","b"]}`)},
-		{Seq: 2, TS: ts.Truncate(time.Second), Actor: "trigger:x", Op: "patch", EntityID: "a.b:c-d", Type: "task.tasks", Payload: json.RawMessage(`{"properties": ["x"], "state": {"s": "done"}}`)},
+		{Seq: 2, TS: ts.Truncate(time.Second), Actor: "trigger:x", Op: "patch", EntityID: "a.b:c-d", Type: "task.tasks", Payload: json.RawMessage(`{"properties":["x"],"state":{"s":"done and dusted"}}`)},
 		{Seq: 3, TS: ts, Actor: `we"ird\actor<>&`, Op: "put", EntityID: "ü", Type: "t", Payload: json.RawMessage(`{"properties":["<b>","é","a\u0026b"]}`)},
 		{Seq: 4, TS: ts, Actor: "engine", Op: "fire", EntityID: "cron", Type: "eddy.trigger", Payload: nil},
 		{Seq: 5, TS: ts, Actor: "x\u2028y", Op: "put", EntityID: "e", Type: "t", Payload: json.RawMessage("{\"k\":\"\u2028\"}")},
