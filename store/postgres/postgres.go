@@ -43,6 +43,8 @@ type Store struct {
 	// rawRowBytes is the mean JSON size of the rows of the last raw
 	// commit page read, to size the next one's arena (readRawPage).
 	rawRowBytes atomic.Int64
+	// stats keeps the busiest tables' planner statistics (stats.go).
+	stats *statsKeeper
 }
 
 // Options tune OpenOptions. The zero value is Open's behaviour.
@@ -82,7 +84,9 @@ func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	return &Store{pool: pool, now: time.Now}, nil
+	s := &Store{pool: pool, now: time.Now}
+	s.startStatsKeeper()
+	return s, nil
 }
 
 // readBuffer is the size of each connection's socket read buffer. pgx
@@ -99,8 +103,10 @@ func bufferedFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
 // Pool returns the underlying connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes the pool, waiting for acquired connections to be released.
+// Close stops the statistics keeper and closes the pool, waiting for
+// acquired connections to be released.
 func (s *Store) Close() error {
+	s.stats.close()
 	s.pool.Close()
 	return nil
 }
