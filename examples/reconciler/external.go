@@ -39,8 +39,12 @@ CREATE TABLE IF NOT EXISTS cursors (
 // openExternal opens (creating) the external SQLite file at path.
 func openExternal(ctx context.Context, path string) (*external, error) {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
+	// busy_timeout first, so the pragmas after it wait for a lock as
+	// statements do (they run in order on every new connection). Two
+	// connections turning a new file to WAL at once may still fail with
+	// SQLITE_BUSY: the reconciler expects to be the file's only user.
 	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -55,9 +55,20 @@ func TestReconciler(t *testing.T) {
 	write(func() error { _, err := sp.Put(ctx, "note", "n", map[string]any{}); return err })
 	db := filepath.Join(t.TempDir(), "external.db")
 	args := []string{"--server", srv.URL, "--token", srv.Admin, "--db", db, "--page", "2"}
+	// The file exists before the reconciler and converged open it
+	// together: two connections turning a new file to WAL at once may
+	// fail with SQLITE_BUSY without waiting (SQLite does not wait for
+	// that lock), about once in 300 tries here.
+	x, err := openExternal(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	first := start(t, args)
-	converged(t, sp, db)
+	converged(t, first, sp, db)
 	first.wantLog(t, "listed 3 task at seq 4")
 	put("a", map[string]any{"title": "a", "status": "done"})
 	del("b")
@@ -68,14 +79,14 @@ func TestReconciler(t *testing.T) {
 		}})
 		return err
 	})
-	converged(t, sp, db)
+	converged(t, first, sp, db)
 	first.stop(t)
 
 	put("c", map[string]any{"title": "c2"})
 	put("e", map[string]any{"title": "e"})
 	del("a")
 	second := start(t, args)
-	converged(t, sp, db)
+	converged(t, second, sp, db)
 	second.wantLog(t, "resuming task from seq")
 	if strings.Contains(second.logs(), "listed") {
 		t.Fatalf("a restart listed again:\n%s", second.logs())
@@ -92,7 +103,7 @@ func TestReconciler(t *testing.T) {
 		t.Fatal(err)
 	}
 	third := start(t, args)
-	converged(t, sp, db)
+	converged(t, third, sp, db)
 	third.wantLog(t, "compacted: seq")
 	third.wantLog(t, "(1 gone)")
 	third.stop(t)
@@ -171,8 +182,9 @@ func (r *running) wantLog(t *testing.T, s string) {
 }
 
 // converged waits until the external system holds exactly the live
-// tasks of the space, at their versions, and its cursor is the head.
-func converged(t *testing.T, sp *client.Space, db string) {
+// tasks of the space, at their versions, and its cursor is the head; it
+// fails at once, with the reconciler's log, if r has ended.
+func converged(t *testing.T, r *running, sp *client.Space, db string) {
 	t.Helper()
 	ctx := context.Background()
 	x, err := openExternal(ctx, db)
@@ -202,8 +214,14 @@ func converged(t *testing.T, sp *client.Space, db string) {
 		if maps.Equal(want, got) && pos == info.Head {
 			return
 		}
+		select {
+		case err := <-r.done:
+			r.done <- err // for the cleanup
+			t.Fatalf("the reconciler ended (%v) before converging\n%s", err, r.logs())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("external system %v at %d, eddy %v at %d", got, pos, want, info.Head)
+			t.Fatalf("external system %v at %d, eddy %v at %d\n%s", got, pos, want, info.Head, r.logs())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -43,9 +43,11 @@ type SQLite struct {
 // OpenSQLite opens (creating if need be) the local replica at path.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	q := url.Values{}
+	// busy_timeout first, so the pragmas after it wait for a lock as
+	// statements do (they run in order on every new connection).
+	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
