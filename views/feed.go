@@ -22,9 +22,6 @@ var (
 	// progressEvery is how long a stream that consumed only irrelevant
 	// commits may wait before it says so with a {"cursor": C} frame.
 	progressEvery = time.Second
-	// testHookContextLoaded runs after a feed loaded a view's context,
-	// before it caches it.
-	testHookContextLoaded = func() {}
 )
 
 // feeds holds the live view stream feeds of a Service, one per space
@@ -106,6 +103,9 @@ type feed struct {
 	broken bool                   // a read failed: streams read the store themselves; guarded by mu
 	ctxs   map[string]viewContext // contexts as of the last bump, by view; guarded by mu
 	bumps  uint64                 // bumps so far: a context loaded across one is not cached; guarded by mu
+	// loaded, when set by tests, runs after context loaded a view's
+	// context, before it caches it.
+	loaded func()
 }
 
 // viewContext is a view's current definition and context, or the error
@@ -203,7 +203,9 @@ func (fd *feed) context(ctx context.Context, view string) viewContext {
 			vc.c, vc.err = fd.fs.s.context(ctx, sp, vc.d)
 		}
 	}
-	testHookContextLoaded()
+	if fd.loaded != nil {
+		fd.loaded()
+	}
 	if ctx.Err() == nil {
 		fd.mu.Lock()
 		if fd.bumps == gen {

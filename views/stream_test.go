@@ -420,13 +420,12 @@ func TestFeedContextOvertaken(t *testing.T) {
 	}
 	defer se.svc.feeds.leave(fd, d)
 	changed := false
-	testHookContextLoaded = func() {
+	fd.loaded = func() {
 		if !changed {
 			changed = true
 			se.putView("alpha", `{"version":"v2","types":["task"],"filter":{"fieldEquals":{"field":"project","expected":"beta"}}}`)
 		}
 	}
-	t.Cleanup(func() { testHookContextLoaded = func() {} })
 	if vc := fd.context(se.ctx, "alpha"); vc.err != nil || vc.d.spec.Version != "v1" {
 		t.Fatalf("first load: %+v", vc)
 	}
