@@ -47,11 +47,11 @@ func (tx *writeTx) predict(p store.WriteBeginParams) {
 }
 
 // queueExpect queues the claim of the space (moving its head to last and,
-// past the predicted head, notifying it) and the checks of an optimistic
-// transaction's prediction.
-func queueExpect(b *pgx.Batch, p *store.WriteBeginParams, last int64) {
+// past the predicted head and if notify is set, notifying it) and the
+// checks of an optimistic transaction's prediction.
+func queueExpect(b *pgx.Batch, p *store.WriteBeginParams, last int64, notify bool) {
 	claim := claimSpaceQ
-	if last > p.Expect.Head {
+	if last > p.Expect.Head && notify {
 		claim = claimSpaceNotifyQ
 	}
 	b.Queue(claim, p.Space, p.Expect.Head, p.Expect.SchemaVersion, last)

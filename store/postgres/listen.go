@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/eddy-run/eddy/store"
 )
@@ -59,6 +61,12 @@ type listener struct {
 	fn     func(space string, head int64)
 	logger *slog.Logger
 
+	pid     uint32         // the backend of the current connection
+	counted time.Time      // when the other listeners were last counted
+	louder  sync.WaitGroup // running presence.loud calls
+	// countRefused is set once the server refused to count listeners.
+	countRefused bool
+
 	failures  int       // failed attempts since the last connect
 	downSince time.Time // when the current outage began
 	lastLog   time.Time // when a failure was last logged
@@ -74,11 +82,16 @@ func (l *listener) run(ctx context.Context) error {
 		if err == nil {
 			l.recovered()
 			l.store.tokens.invalidate(1)
+			err = l.count(ctx, conn)
+		}
+		if err == nil {
 			l.fn("", -1)
 			start := time.Now()
 			err = l.receive(ctx, conn)
 			l.store.tokens.invalidate(-1)
 			closeConn(conn)
+			// Nobody hears other listeners' notices now.
+			l.loud()
 			if time.Since(start) >= listenBackoffMax {
 				// A connection that held for a while resets the
 				// backoff; one that fails at once keeps growing it.
@@ -86,6 +99,7 @@ func (l *listener) run(ctx context.Context) error {
 			}
 		}
 		if ctx.Err() != nil {
+			l.louder.Wait()
 			return ctx.Err()
 		}
 		l.failed(err, delay)
@@ -98,8 +112,9 @@ func (l *listener) run(ctx context.Context) error {
 	}
 }
 
-// connect opens a dedicated connection with the pool's settings and
-// LISTENs on NotifyChannel and TokenChannel.
+// connect opens a dedicated connection with the pool's settings, LISTENs
+// on NotifyChannel, TokenChannel and PresenceChannel, then holds the
+// presence lock and announces it (see presence).
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	cfg := l.store.pool.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
@@ -110,28 +125,47 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel+"; LISTEN "+TokenChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel+"; LISTEN "+TokenChannel+"; LISTEN "+PresenceChannel); err != nil {
 		closeConn(conn)
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	if err := holdPresence(ctx, conn); err != nil {
+		closeConn(conn)
+		return nil, err
+	}
+	l.pid = conn.PgConn().PID()
 	return conn, nil
 }
 
 // receive delivers notifications until the connection fails or ctx ends.
-// Every listenPingInterval without a notification it pings the server.
+// Every presenceInterval it counts the other listeners; every
+// listenPingInterval without a notification it pings the server.
 func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 	for {
-		wctx, cancel := context.WithTimeout(ctx, listenPingInterval)
+		if time.Since(l.counted) >= presenceInterval {
+			if err := l.count(ctx, conn); err != nil {
+				return err
+			}
+		}
+		wait := min(listenPingInterval, presenceInterval-time.Since(l.counted))
+		wctx, cancel := context.WithTimeout(ctx, wait)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil && n.Channel == TokenChannel:
 			l.store.tokens.invalidate(0)
+		case err == nil && n.Channel == PresenceChannel:
+			if n.PID != l.pid {
+				l.loud()
+			}
 		case err == nil:
 			l.deliver(n.Payload)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
+			if time.Since(l.counted) >= presenceInterval {
+				continue // the count is the round trip
+			}
 			if err := ping(ctx, conn); err != nil {
 				return err
 			}
@@ -139,6 +173,50 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
 	}
+}
+
+// count counts the other listeners on conn: with none, this store's
+// commits go quiet; with some, loud.
+func (l *listener) count(ctx context.Context, conn *pgx.Conn) error {
+	cctx, cancel := context.WithTimeout(ctx, listenPingTimeout)
+	defer cancel()
+	n, err := countOthers(cctx, conn)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		// The server refused the count (pg_locks revoked, say): stay
+		// loud rather than lose the connection over it.
+		if !l.countRefused {
+			l.logger.Warn("cannot count listeners; commits keep notifying", "err", err)
+			l.countRefused = true
+		}
+		n = 1
+	case err != nil:
+		return err
+	}
+	l.counted = time.Now()
+	if n == 0 {
+		l.store.presence.alone()
+	} else {
+		l.loud()
+	}
+	return nil
+}
+
+// loud turns the store's commits loud without blocking the listener:
+// the wait for quiet commits in flight runs aside (Listen waits for it
+// before it returns).
+func (l *listener) loud() {
+	if !l.store.presence.quiet.Load() {
+		return
+	}
+	l.louder.Add(1)
+	go func() {
+		defer l.louder.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), listenPingTimeout)
+		defer cancel()
+		l.store.presence.loud(ctx)
+	}()
 }
 
 // ping checks that conn still answers.
@@ -151,9 +229,13 @@ func ping(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// deliver parses one payload and calls fn; a malformed payload is logged
-// and dropped.
+// deliver parses one payload and calls fn; an empty one asks for a
+// re-check of every head; a malformed payload is logged and dropped.
 func (l *listener) deliver(payload string) {
+	if payload == "" {
+		l.fn("", -1)
+		return
+	}
 	space, head, ok := parsePayload(payload)
 	if !ok {
 		l.logger.Warn("ignoring malformed notification", "channel", NotifyChannel, "payload", payload)

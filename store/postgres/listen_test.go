@@ -225,7 +225,8 @@ func TestParsePayload(t *testing.T) {
 func TestListenPings(t *testing.T) {
 	defer func(d time.Duration) { listenPingInterval = d }(listenPingInterval)
 	listenPingInterval = 20 * time.Millisecond
-	s := openStore(t)
+	url := pgtest.NewDatabase(t)
+	s, w := openURL(t, url), openURL(t, url)
 	mustSpace(t, s, "sp")
 	calls, stop := startListen(t, s)
 	expect(t, calls, notice{"", -1})
@@ -248,7 +249,8 @@ func TestListenPings(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	appendPut(t, s, "sp", "t1", 1)
+	// A store that does not listen always notifies.
+	appendPut(t, w, "sp", "t1", 1)
 	expect(t, calls, notice{"sp", 1})
 	if err := stop(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("listen returned %v", err)

@@ -222,20 +222,26 @@ const (
 	// notifyHeadPrefix starts the NOTIFY of space $1's new head, which
 	// follows as a bigint parameter and a closing parenthesis.
 	notifyHeadPrefix = "pg_notify('" + NotifyChannel + "', $1::text || ':' || "
+	// setHeadQuietQ moves the head.
+	setHeadQuietQ = "UPDATE spaces SET head = $2 WHERE id = $1"
 	// setHeadQ moves the head and notifies it in one statement.
-	setHeadQ = "WITH moved AS (UPDATE spaces SET head = $2 WHERE id = $1) SELECT " + notifyHeadPrefix + "$2::bigint)"
+	setHeadQ = "WITH moved AS (" + setHeadQuietQ + ") SELECT " + notifyHeadPrefix + "$2::bigint)"
 )
 
 // queue adds to b the statements writing the buffered rows of space and,
 // when commits were appended (last > head) and setHead is set, the head
-// update and its NOTIFY (an optimistic transaction's claim already did
-// both). The caller ends the transaction.
-func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead bool) {
+// update and, if notify is set, its NOTIFY (an optimistic transaction's
+// claim already did both). The caller ends the transaction.
+func (w *pending) queue(b *pgx.Batch, space string, last, head int64, setHead, notify bool) {
 	w.commits.queue(b, space, w.writeID)
 	w.records.queue(b, space)
 	w.receipts.queue(b, space)
-	if last > head && setHead {
+	switch {
+	case last <= head || !setHead:
+	case notify:
 		b.Queue(setHeadQ, space, last)
+	default:
+		b.Queue(setHeadQuietQ, space, last)
 	}
 }
 

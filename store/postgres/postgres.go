@@ -21,9 +21,10 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// NotifyChannel is the channel every write transaction that appended
-// commits notifies, inside the transaction, with the payload
-// "<space>:<head>".
+// NotifyChannel is the channel a write transaction that appended commits
+// notifies, inside the transaction, with the payload "<space>:<head>",
+// unless no other process listens (see presence); an empty payload asks
+// every listener to re-check every head.
 const NotifyChannel = "eddy_commits"
 
 // DefaultMaxConns is the pool size Open uses unless the URL sets
@@ -45,6 +46,11 @@ type Store struct {
 	rawRowBytes atomic.Int64
 	// stats keeps the busiest tables' planner statistics (stats.go).
 	stats *statsKeeper
+	// presence decides whether commits NOTIFY (presence.go).
+	presence *presence
+	// beforeSend, if set, is called by Commit once it chose whether to
+	// notify, before it sends anything; nil outside tests.
+	beforeSend func()
 }
 
 // Options tune OpenOptions. The zero value is Open's behaviour.
@@ -84,7 +90,7 @@ func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	s := &Store{pool: pool, now: time.Now}
+	s := &Store{pool: pool, now: time.Now, presence: newPresence(pool)}
 	s.startStatsKeeper()
 	return s, nil
 }

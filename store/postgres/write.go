@@ -230,8 +230,8 @@ func (tx *writeTx) ReceiptPut(_ context.Context, r store.StoredReceipt) error {
 	return nil
 }
 
-// Commit sends the buffered writes, the head update, the NOTIFY and
-// COMMIT as one batch (an optimistic transaction's batch, the whole
+// Commit sends the buffered writes, the head update, the NOTIFY (unless
+// no other process listens: see presence) and COMMIT as one batch (an optimistic transaction's batch, the whole
 // transaction, needs no COMMIT: see queueExpect), then releases the
 // connection. On any error the transaction is rolled back.
 func (tx *writeTx) Commit(ctx context.Context) error {
@@ -244,12 +244,19 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 	if tx.failed != nil {
 		return tx.failed
 	}
+	notify := tx.s.presence.enter()
+	if !notify {
+		defer tx.s.presence.leave()
+	}
+	if tx.s.beforeSend != nil {
+		tx.s.beforeSend()
+	}
 	b := &pgx.Batch{}
 	last := tx.next - 1
 	if tx.expect != nil {
-		queueExpect(b, tx.expect, last)
+		queueExpect(b, tx.expect, last, notify)
 	}
-	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil)
+	tx.w.queue(b, tx.space.ID, last, tx.space.Head, tx.expect == nil, notify)
 	tx.trig.queue(b)
 	tx.queueClientPuts(b)
 	tx.queueRootCounts(b)
