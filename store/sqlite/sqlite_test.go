@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	msqlite "modernc.org/sqlite"
 
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/internal/migrations"
@@ -354,5 +357,17 @@ func TestLazyWriteTx(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Opening a store switches SQLite to fdatasync where the platform has it,
+// as SQLite's own builds for those platforms sync.
+func TestOpenSyncsData(t *testing.T) {
+	newStore(t)
+	switch runtime.GOOS {
+	case "linux", "freebsd", "netbsd", "illumos":
+		if !msqlite.FdatasyncEnabled() {
+			t.Fatal("SQLite still syncs with fsync after Open")
+		}
 	}
 }
