@@ -44,6 +44,9 @@ type Store struct {
 	// rawRowBytes is the mean JSON size of the rows of the last raw
 	// commit page read, to size the next one's arena (readRawPage).
 	rawRowBytes atomic.Int64
+	// rowBytes is the mean payload size of the rows of the last wire row
+	// page read, to size the next one's arena (Rows).
+	rowBytes atomic.Int64
 	// stats keeps the busiest tables' planner statistics (stats.go).
 	stats *statsKeeper
 	// presence decides whether commits NOTIFY (presence.go).

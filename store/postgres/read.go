@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -106,18 +105,10 @@ func (s *Store) firstChanges(ctx context.Context, space string, probes []firstch
 
 const rowColumns = "seq, ts, actor, op, entity_id, entity_type, payload"
 
-// scanRow reads one commits row selected with rowColumns.
-func scanRow(row pgx.Row) (store.Row, error) {
-	var r store.Row
-	var payload string
-	err := row.Scan(&r.Seq, &r.TS, &r.Actor, &r.Op, &r.EntityID, &r.Type, &payload)
-	r.TS = r.TS.UTC()
-	r.Payload = json.RawMessage(payload)
-	return r, err
-}
-
 // Rows returns wire rows with p.Lo < seq <= p.Hi matching p.Filter, in seq
-// order (descending with p.Desc), at most p.Limit.
+// order (descending with p.Desc), at most p.Limit. The page is read into
+// an arena (rowcodec.Arena), a few allocations a page rather than six a
+// row: a catch-up reads thousands of rows a second.
 func (s *Store) Rows(ctx context.Context, p store.RowsParams) ([]store.Row, error) {
 	q, args := rowsQuery(p)
 	if p.Filter.EntityType != "" {
@@ -127,11 +118,29 @@ func (s *Store) Rows(ctx context.Context, p store.RowsParams) ([]store.Row, erro
 	if err != nil {
 		return nil, wrap("rows", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Row, error) { return scanRow(r) })
-	if out == nil {
-		out = []store.Row{}
+	defer rows.Close()
+	var a *rowcodec.Arena
+	var dest []any
+	for rows.Next() {
+		if a == nil {
+			a = rowcodec.NewArena(p.Limit, int(s.rowBytes.Load()))
+			dest = a.RowDest()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, wrap("rows", err)
+		}
+		a.Add()
 	}
-	return out, wrap("rows", err)
+	if err := rows.Err(); err != nil {
+		return nil, wrap("rows", err)
+	}
+	if a == nil {
+		return []store.Row{}, nil
+	}
+	if n := a.JSONBytesPerRow(); n > 0 {
+		s.rowBytes.Store(int64(n))
+	}
+	return a.Rows(), nil
 }
 
 // rowsQuery builds the SQL for Rows, in one of two shapes whose plans do

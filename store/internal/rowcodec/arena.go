@@ -16,7 +16,8 @@ import (
 // slices the commits keep. A value that does not fit the current block
 // starts a new one, sized for the rows the page is still expected to
 // hold, so nothing copied in is ever copied again as the page grows.
-// Scan a row into Dest, call Add, and take the page with Commits.
+// Scan a row into Dest, call Add, and take the page with Commits; or,
+// for wire rows alone, scan into RowDest and take the page with Rows.
 //
 // Dest's columns are, in order: seq, ts, actor, op, entity_id,
 // entity_type, payload, receipt, provenance, changes, change_count (a
@@ -148,7 +149,7 @@ func NewArena(rows, rowBytes int) *Arena {
 	a.json.rowBytes, a.text.rowBytes = max(rowBytes, 0), textRowBytes
 	a.rows = make([]arenaRow, 0, min(a.expect, firstBlockRows))
 	for i := range a.cols {
-		a.cols[i].a, a.cols[i].buf = a, &a.json
+		a.cols[i].a, a.cols[i].buf, a.cols[i].at = a, &a.json, null
 		if i < firstJSONCol {
 			a.cols[i].buf = &a.text
 		}
@@ -164,6 +165,11 @@ func NewArena(rows, rowBytes int) *Arena {
 // Dest returns the scan destinations of a row, in the order the Arena
 // doc gives; the same slice for every row.
 func (a *Arena) Dest() []any { return a.dest }
+
+// RowDest returns the scan destinations of a wire row: Dest's first
+// seven (seq, ts, actor, op, entity_id, entity_type, payload). The
+// columns it leaves out stay NULL.
+func (a *Arena) RowDest() []any { return a.dest[:2+colPayload+1] }
 
 // Add records the row just scanned into Dest.
 func (a *Arena) Add() {
@@ -202,26 +208,15 @@ func (a *Arena) JSONBytesPerRow() int {
 // receipt stays empty (not read), and provenance and changes left unread
 // are nil. The arena must not be used after.
 func (a *Arena) Commits() []store.RawCommit {
-	texts := make([]string, len(a.text.all))
-	for i, b := range a.text.all {
-		texts[i] = string(b)
-	}
-	str := func(r ref) string { return texts[r.block][r.lo:r.hi] }
-	raw := func(r ref) json.RawMessage {
-		if r.block < 0 {
-			return nil
-		}
-		return json.RawMessage(a.json.all[r.block][r.lo:r.hi:r.hi])
-	}
+	v := a.view()
 	out := make([]store.RawCommit, len(a.rows))
 	for i := range a.rows {
 		r := &a.rows[i]
 		out[i] = store.RawCommit{
-			Row: store.Row{Seq: r.seq, TS: r.ts, Actor: str(r.refs[colActor]), Op: str(r.refs[colOp]),
-				EntityID: str(r.refs[colEntityID]), Type: str(r.refs[colType]), Payload: raw(r.refs[colPayload])},
-			Changes:    raw(r.refs[colChanges]),
-			Receipt:    raw(r.refs[colReceipt]),
-			Provenance: raw(r.refs[colProvenance]),
+			Row:        v.row(r),
+			Changes:    v.raw(r.refs[colChanges]),
+			Receipt:    v.raw(r.refs[colReceipt]),
+			Provenance: v.raw(r.refs[colProvenance]),
 		}
 		if r.count >= 0 {
 			out[i].SetChangeCount(int(r.count))
@@ -229,4 +224,96 @@ func (a *Arena) Commits() []store.RawCommit {
 	}
 	a.rows, a.text, a.json = nil, blocks{}, blocks{}
 	return out
+}
+
+// Rows returns the rows added, in order, as wire rows (a non-nil slice).
+// A page that left most of its blocks' room unused (a tail read that
+// found a row or two) is first copied into blocks of its exact size, so
+// rows a caller keeps hold no spare room. The arena must not be used
+// after.
+func (a *Arena) Rows() []store.Row {
+	a.fit()
+	v := a.view()
+	out := make([]store.Row, len(a.rows))
+	for i := range a.rows {
+		out[i] = v.row(&a.rows[i])
+	}
+	a.rows, a.text, a.json = nil, blocks{}, blocks{}
+	return out
+}
+
+// view reads the values of an arena's refs: one string per text block
+// (the strings of a page share it) and slices of the JSON blocks.
+type view struct {
+	texts []string
+	json  [][]byte
+}
+
+func (a *Arena) view() view {
+	texts := make([]string, len(a.text.all))
+	for i, b := range a.text.all {
+		texts[i] = string(b)
+	}
+	return view{texts: texts, json: a.json.all}
+}
+
+func (v view) str(r ref) string { return v.texts[r.block][r.lo:r.hi] }
+
+func (v view) raw(r ref) json.RawMessage {
+	if r.block < 0 {
+		return nil
+	}
+	return json.RawMessage(v.json[r.block][r.lo:r.hi:r.hi])
+}
+
+// row returns the wire row of r.
+func (v view) row(r *arenaRow) store.Row {
+	return store.Row{Seq: r.seq, TS: r.ts, Actor: v.str(r.refs[colActor]), Op: v.str(r.refs[colOp]),
+		EntityID: v.str(r.refs[colEntityID]), Type: v.str(r.refs[colType]), Payload: v.raw(r.refs[colPayload])}
+}
+
+// fit copies the text blocks, and the JSON blocks, into one block of
+// their exact size when they hold more than twice the bytes used, and
+// points the rows' refs there.
+func (a *Arena) fit() {
+	if off, ok := a.text.compact(); ok {
+		a.rebase(0, firstJSONCol, off)
+	}
+	if off, ok := a.json.compact(); ok {
+		a.rebase(firstJSONCol, arenaCols, off)
+	}
+}
+
+// compact replaces bs's blocks by one holding exactly their bytes, in
+// order, when they hold more than twice the bytes used; it returns where
+// each old block starts in the new one.
+func (bs *blocks) compact() ([]int32, bool) {
+	room := 0
+	for _, b := range bs.all {
+		room += cap(b)
+	}
+	if room <= 2*bs.used {
+		return nil, false
+	}
+	one := make([]byte, 0, bs.used)
+	off := make([]int32, len(bs.all))
+	for i, b := range bs.all {
+		off[i] = int32(len(one))
+		one = append(one, b...)
+	}
+	bs.all = [][]byte{one}
+	return off, true
+}
+
+// rebase moves the refs of columns [from, to) of every row into the
+// block compact made, whose old blocks start at off.
+func (a *Arena) rebase(from, to int, off []int32) {
+	for i := range a.rows {
+		refs := &a.rows[i].refs
+		for c := from; c < to; c++ {
+			if r := refs[c]; r.block >= 0 {
+				refs[c] = ref{0, r.lo + off[r.block], r.hi + off[r.block]}
+			}
+		}
+	}
 }

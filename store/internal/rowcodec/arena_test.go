@@ -187,3 +187,98 @@ func TestArenaEmpty(t *testing.T) {
 		t.Fatalf("Commits of an empty arena = %#v, want an empty slice", got)
 	}
 }
+
+// scanWire scans a wire row into a through RowDest, as Rows's driver
+// does, reusing and clearing a scratch buffer, and adds it.
+func scanWire(t testing.TB, a *Arena, r store.Row, ts time.Time) {
+	dest := a.RowDest()
+	if len(dest) != 7 {
+		t.Fatalf("RowDest has %d columns, want 7", len(dest))
+	}
+	*dest[0].(*int64), *dest[1].(*time.Time) = r.Seq, ts
+	var scratch []byte
+	for i, v := range [][]byte{[]byte(r.Actor), []byte(r.Op), []byte(r.EntityID), []byte(r.Type), r.Payload} {
+		buf := append(scratch[:0], v...)
+		if err := dest[2+i].(scanner).ScanBytes(buf); err != nil {
+			t.Fatal(err)
+		}
+		clear(buf)
+		scratch = buf
+	}
+	a.Add()
+}
+
+// wireRows returns n wire rows with payloads of about size bytes.
+func wireRows(n, size int) []store.Row {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	out := make([]store.Row, n)
+	for i := range out {
+		out[i] = store.Row{Seq: int64(i + 1), TS: ts, Actor: "owner", Op: "put", EntityID: fmt.Sprintf("e%d", i),
+			Type: "task", Payload: json.RawMessage(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", size)))}
+	}
+	return out
+}
+
+// TestArenaRows: wire rows scanned through RowDest come back as they
+// were, whether the page fills its blocks or leaves them mostly empty.
+func TestArenaRows(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		rows, expect int
+	}{{"short page", 2, 1000}, {"full page", 1000, 1000}, {"long page", 3000, 100}} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := wireRows(tc.rows, 40)
+			a := NewArena(tc.expect, 60)
+			for _, r := range want {
+				scanWire(t, a, r, r.TS.In(time.FixedZone("x", 3600)))
+			}
+			got := a.Rows()
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("Rows differ: got %d rows, first %+v; want first %+v", len(got), got[0], want[0])
+			}
+		})
+	}
+}
+
+// TestArenaRowsFit: a short page in an arena sized for a long one is
+// copied into blocks of its exact size (a row a caller keeps holds no
+// spare room); whatever the page, what Rows keeps is at most twice the
+// bytes used.
+func TestArenaRowsFit(t *testing.T) {
+	t.Parallel()
+	short := NewArena(1000, 200)
+	for _, r := range wireRows(2, 40) {
+		scanWire(t, short, r, r.TS)
+	}
+	short.fit()
+	for name, bs := range map[string]*blocks{"text": &short.text, "json": &short.json} {
+		if len(bs.all) != 1 || cap(bs.all[0]) != bs.used || len(bs.all[0]) != bs.used {
+			t.Errorf("short page's %s blocks after fit: %d blocks, first cap %d, used %d; want one of exactly the bytes used",
+				name, len(bs.all), cap(bs.all[0]), bs.used)
+		}
+	}
+	if got, want := short.Rows(), wireRows(2, 40); !reflect.DeepEqual(got, want) {
+		t.Fatalf("short page after fit: %+v, want %+v", got, want)
+	}
+
+	for _, n := range []int{16, 17, 100, 999, 1000, 1001, 5000} {
+		a := NewArena(1000, 60)
+		for _, r := range wireRows(n, 40) {
+			scanWire(t, a, r, r.TS)
+		}
+		a.fit()
+		for name, bs := range map[string]*blocks{"text": &a.text, "json": &a.json} {
+			room := 0
+			for _, b := range bs.all {
+				room += cap(b)
+			}
+			if room > 2*bs.used {
+				t.Errorf("%d rows: %s blocks keep %d bytes of room for %d used", n, name, room, bs.used)
+			}
+		}
+		if got, want := a.Rows(), wireRows(n, 40); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d rows after fit differ", n)
+		}
+	}
+}
