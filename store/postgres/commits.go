@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -96,31 +97,45 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 // (rowcodec.Arena), so a tail read that finds one row sets aside little
 // and a whole page copies nothing twice.
 func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
+	a, err := s.readArena(ctx, limit, &s.rawRowBytes, (*rowcodec.Arena).Dest, query, args...)
+	switch {
+	case err != nil:
+		return nil, wrap(op, err)
+	case a == nil:
+		return []store.RawCommit{}, nil
+	}
+	return a.Commits(), nil
+}
+
+// readArena runs query and scans its rows into an arena through the
+// destinations dest returns: nil when no row came. The arena is made
+// for limit rows of the JSON size *rowBytes last measured, which it
+// then updates.
+func (s *Store) readArena(ctx context.Context, limit int, rowBytes *atomic.Int64, dest func(*rowcodec.Arena) []any, query string, args ...any) (*rowcodec.Arena, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, wrap(op, err)
+		return nil, err
 	}
 	defer rows.Close()
 	var a *rowcodec.Arena
-	var dest []any
+	var d []any
 	for rows.Next() {
 		if a == nil {
-			a = rowcodec.NewArena(limit, int(s.rawRowBytes.Load()))
-			dest = a.Dest()
+			a = rowcodec.NewArena(limit, int(rowBytes.Load()))
+			d = dest(a)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, wrap(op, err)
+		if err := rows.Scan(d...); err != nil {
+			return nil, err
 		}
 		a.Add()
 	}
 	if err := rows.Err(); err != nil {
-		return nil, wrap(op, err)
+		return nil, err
 	}
-	if a == nil {
-		return []store.RawCommit{}, nil
+	if a != nil {
+		if n := a.JSONBytesPerRow(); n > 0 {
+			rowBytes.Store(int64(n))
+		}
 	}
-	if n := a.JSONBytesPerRow(); n > 0 {
-		s.rawRowBytes.Store(int64(n))
-	}
-	return a.Commits(), nil
+	return a, nil
 }

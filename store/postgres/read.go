@@ -114,31 +114,12 @@ func (s *Store) Rows(ctx context.Context, p store.RowsParams) ([]store.Row, erro
 	if p.Filter.EntityType != "" {
 		args = append([]any{customPlan}, args...)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
+	a, err := s.readArena(ctx, p.Limit, &s.rowBytes, (*rowcodec.Arena).RowDest, q, args...)
+	switch {
+	case err != nil:
 		return nil, wrap("rows", err)
-	}
-	defer rows.Close()
-	var a *rowcodec.Arena
-	var dest []any
-	for rows.Next() {
-		if a == nil {
-			a = rowcodec.NewArena(p.Limit, int(s.rowBytes.Load()))
-			dest = a.RowDest()
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, wrap("rows", err)
-		}
-		a.Add()
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("rows", err)
-	}
-	if a == nil {
+	case a == nil:
 		return []store.Row{}, nil
-	}
-	if n := a.JSONBytesPerRow(); n > 0 {
-		s.rowBytes.Store(int64(n))
 	}
 	return a.Rows(), nil
 }
