@@ -96,44 +96,60 @@ func marshal(v any) ([]byte, error) {
 }
 
 // MarshalJSON writes the wire row with ts in TimeLayout. A row whose
-// strings and payload are plain (see Record.MarshalJSON) is written
-// directly, byte for byte as encoding/json writes it.
+// payload is plain (see Record.MarshalJSON) and whose ts is in years 0
+// to 9999 is written directly, byte for byte as encoding/json writes it.
 func (r Row) MarshalJSON() ([]byte, error) {
-	if b, ok := r.appendPlain(make([]byte, 0, 128+len(r.Payload)), false); ok {
-		return b, nil
+	if plainTime(r.TS) && (r.Payload == nil || plainRaw(r.Payload)) {
+		return r.appendStored(make([]byte, 0, 128+len(r.Payload))), nil
 	}
 	return marshal(r.wire())
 }
 
-// appendPlain appends the row's JSON when its strings, payload and ts
-// are plain; false when one is not, and then the bytes appended are
-// meaningless. A stored payload is not checked: the store holds the
-// compact JSON its encoder wrote, which encoding/json copies unchanged
-// but for the HTML escapes the caller applies (RawCommit.AppendJSON).
-func (r *Row) appendPlain(b []byte, stored bool) ([]byte, bool) {
-	if !plain(r.Actor) || !plain(r.Op) || !plain(r.EntityID) || !plain(r.Type) || !plainTime(r.TS) ||
-		(!stored && r.Payload != nil && !plainRaw(r.Payload)) {
-		return b, false
-	}
+// AppendJSON appends the row as json.Marshal renders it (HTML characters
+// and U+2028/U+2029 escaped), its payload as stored: the compact JSON
+// the changelog stored is copied, not scanned. (A ts past year 9999,
+// which json.Marshal refuses, is written as TimeLayout writes it.)
+func (r *Row) AppendJSON(b []byte) []byte {
+	start := len(b)
+	return htmlSafeFrom(r.appendStored(b), start)
+}
+
+// appendStored appends the row's JSON as encoding/json (not escaping
+// HTML) writes it, but for the payload, copied as is: the store holds
+// the compact JSON its encoder wrote, which encoding/json copies
+// unchanged but for the HTML escapes a caller may apply
+// (RawCommit.AppendJSON).
+func (r *Row) appendStored(b []byte) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, r.Seq, 10)
 	b = append(b, `,"ts":`...)
 	b = AppendTime(b, r.TS)
-	b = append(b, `,"actor":"`...)
-	b = append(b, r.Actor...)
-	b = append(b, `","op":"`...)
-	b = append(b, r.Op...)
-	b = append(b, `","entityId":"`...)
-	b = append(b, r.EntityID...)
-	b = append(b, `","type":"`...)
-	b = append(b, r.Type...)
-	b = append(b, `","payload":`...)
+	b = appendString(append(b, `,"actor":`...), r.Actor)
+	b = appendString(append(b, `,"op":`...), r.Op)
+	b = appendString(append(b, `,"entityId":`...), r.EntityID)
+	b = appendString(append(b, `,"type":`...), r.Type)
+	b = append(b, `,"payload":`...)
 	if len(r.Payload) == 0 {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, r.Payload...)
 	}
-	return append(b, '}'), true
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string the way encoding/json writes
+// it without HTML escaping; a plain string (the common case) is copied.
+func appendString(b []byte, s string) []byte {
+	if plain(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	j, err := marshal(s)
+	if err != nil { // unreachable: every string encodes
+		return append(b, `""`...)
+	}
+	return append(b, j...)
 }
 
 // MarshalJSON writes the commit: its wire row's fields, then changes,
@@ -158,15 +174,7 @@ func (c RawCommit) MarshalJSON() ([]byte, error) {
 
 // appendJSON appends MarshalJSON's bytes to b.
 func (c *RawCommit) appendJSON(b []byte) ([]byte, error) {
-	start := len(b)
-	b, ok := c.Row.appendPlain(b, true)
-	if !ok {
-		row, err := marshal(c.wire())
-		if err != nil {
-			return nil, err
-		}
-		b = append(b[:start], row...)
-	}
+	b = c.Row.appendStored(b)
 	b = b[:len(b)-1]
 	b = appendRawField(b, `,"changes":`, c.Changes)
 	b = appendRawField(b, `,"receipt":`, c.Receipt)
@@ -183,11 +191,17 @@ func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return htmlSafeFrom(b, start), nil
+}
+
+// htmlSafeFrom escapes the compact JSON b[start:] in place as
+// AppendHTMLSafe does; b is returned as is when it needs no escape.
+func htmlSafeFrom(b []byte, start int) []byte {
 	if !needsHTMLEscape(b[start:]) {
-		return b, nil
+		return b
 	}
 	j := slices.Clone(b[start:])
-	return AppendHTMLSafe(b[:start], j), nil
+	return AppendHTMLSafe(b[:start], j)
 }
 
 // AppendHTMLSafe appends compact JSON j with <, >, &, U+2028 and U+2029

@@ -81,37 +81,49 @@ func TestRecordPlainAgrees(t *testing.T) {
 func pickS(rng *rand.Rand, xs []string) string       { return xs[rng.IntN(len(xs))] }
 func pickT(rng *rand.Rand, xs []time.Time) time.Time { return xs[rng.IntN(len(xs))] }
 
-// TestRowPlainAgrees: a row's direct encoding is encoding/json's, byte
-// for byte, whenever it is taken.
-func TestRowPlainAgrees(t *testing.T) {
+// TestRowDirectAgrees: a row's direct encoding (appendStored) is
+// encoding/json's, byte for byte, whenever MarshalJSON takes it, and
+// AppendJSON is json.Marshal's (HTML escaped) for every row whose payload
+// is compact JSON as stored, whatever its strings.
+func TestRowDirectAgrees(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
-	strs := []string{"task", "t1", "put", "a-b.c:d_e", "", "<&>", "é", "a\"b", `a\b`, "tab\t", "\u2028", "x y"}
+	strs := []string{"task", "t1", "put", "a-b.c:d_e", "", "<&>", "é", "a\"b", `a\b`, "tab\t", "\u2028", "x y", "\xff"}
 	payloads := []string{`{}`, `{"properties":{"a":1}}`, `{"a":"<&>"}`, `{"a":"é"}`, `{"a": 1}`, `{"a":"\u2028"}`, ``, `null`, `{"a":[1,{"b":null}]}`}
 	times := []time.Time{time.Date(2026, 8, 4, 12, 0, 0, 900000000, time.FixedZone("CEST", 2*3600)),
 		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("W", -2*3600)), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), {}}
-	plainRuns := 0
+	direct, appended := 0, 0
 	for range 3000 {
 		r := Row{Seq: rng.Int64N(1 << 40), TS: pickT(rng, times), Actor: pickS(rng, strs), Op: pickS(rng, strs),
 			EntityID: pickS(rng, strs), Type: pickS(rng, strs)}
-		if p := pickS(rng, payloads); p != "" || rng.IntN(2) == 0 {
+		p := pickS(rng, payloads)
+		if p != "" || rng.IntN(2) == 0 {
 			r.Payload = json.RawMessage(p)
 		}
 		want, err := marshal(r.wire())
-		got, ok := r.appendPlain(nil, false)
-		if err != nil && ok {
-			t.Fatalf("row %+v: plain encoded what the general path refuses (%v)", r, err)
+		if plainTime(r.TS) && (r.Payload == nil || plainRaw(r.Payload)) {
+			direct++
+			if err != nil {
+				t.Fatalf("row %+v: MarshalJSON writes directly what the general path refuses (%v)", r, err)
+			}
+			if got := r.appendStored(nil); string(got) != string(want) {
+				t.Fatalf("row %+v:\ndirect  %s\ngeneral %s", r, got, want)
+			}
 		}
-		if !ok {
+		if !plainTime(r.TS) || p == `{"a": 1}` || (p == "" && r.Payload != nil) { // not as stored
 			continue
 		}
-		plainRuns++
-		if string(got) != string(want) {
-			t.Fatalf("row %+v:\nplain   %s\ngeneral %s", r, got, want)
+		appended++
+		html, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("row %+v: json.Marshal: %v", r, err)
+		}
+		if got := r.AppendJSON([]byte("x")); string(got) != "x"+string(html) {
+			t.Fatalf("row %+v:\nAppendJSON   %s\njson.Marshal %s", r, got[1:], html)
 		}
 	}
-	if plainRuns < 100 {
-		t.Fatalf("only %d rows took the plain path", plainRuns)
+	if direct < 100 || appended < 100 {
+		t.Fatalf("only %d rows took the direct path and %d were appended", direct, appended)
 	}
 }
 

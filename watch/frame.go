@@ -3,8 +3,6 @@ package watch
 import (
 	"encoding/json"
 	"strconv"
-	"time"
-	"unicode/utf8"
 
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
@@ -39,59 +37,5 @@ func appendError(b []byte, pe *problem.Error) []byte {
 // makes of a store.Row (so watch and history rows are identical), and a
 // newline.
 func appendRow(b []byte, r *store.Row) []byte {
-	b = append(b, `{"seq":`...)
-	b = strconv.AppendInt(b, r.Seq, 10)
-	b = append(b, `,"ts":`...)
-	b = appendTime(b, r.TS)
-	b = append(b, `,"actor":`...)
-	b = appendString(b, r.Actor)
-	b = append(b, `,"op":`...)
-	b = appendString(b, r.Op)
-	b = append(b, `,"entityId":`...)
-	b = appendString(b, r.EntityID)
-	b = append(b, `,"type":`...)
-	b = appendString(b, r.Type)
-	b = append(b, `,"payload":`...)
-	b = appendRaw(b, r.Payload)
-	return append(b, "}\n"...)
-}
-
-func appendTime(b []byte, t time.Time) []byte {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return appendMarshal(b, t)
-	}
-	return store.AppendTime(b, t)
-}
-
-// appendString quotes s the way encoding/json does; the common case
-// (printable ASCII that needs no escape) is copied as is.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return appendMarshal(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendRaw appends a stored payload as encoding/json renders a
-// json.RawMessage: compacted (the changelog stores every payload
-// compact, so it is copied, not scanned) and HTML-escaped; null when
-// empty.
-func appendRaw(b []byte, raw json.RawMessage) []byte {
-	if len(raw) == 0 {
-		return append(b, "null"...)
-	}
-	return store.AppendHTMLSafe(b, raw)
-}
-
-func appendMarshal(b []byte, v any) []byte {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return append(b, j...)
+	return append(r.AppendJSON(b), '\n')
 }
