@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -157,4 +158,31 @@ func BenchmarkAppendTime(b *testing.B) {
 	for b.Loop() {
 		buf = AppendTime(buf[:0], tm)
 	}
+}
+
+// FuzzRowAppendJSON: for any strings and any payload stored as the
+// changelog stores it (compact JSON), AppendJSON writes json.Marshal's
+// bytes.
+func FuzzRowAppendJSON(f *testing.F) {
+	f.Add(int64(1), "owner", "put", "t1", "task", []byte(`{"n":1}`))
+	f.Add(int64(7), "<&>", "a\"b", "é\u2028", "tab\t", []byte(`{"a":"<&>\u2029"}`))
+	f.Add(int64(-3), "\xff", "", `a\b`, "x y", []byte(`null`))
+	f.Add(int64(0), "", "", "", "", []byte(nil))
+	f.Fuzz(func(t *testing.T, seq int64, actor, op, id, typ string, payload []byte) {
+		r := Row{Seq: seq, TS: time.Date(2026, 8, 4, 12, 0, 0, 123456000, time.UTC), Actor: actor, Op: op, EntityID: id, Type: typ}
+		if payload != nil {
+			var buf bytes.Buffer
+			if json.Compact(&buf, payload) != nil || buf.Len() == 0 {
+				return
+			}
+			r.Payload = buf.Bytes()
+		}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("json.Marshal(%+v): %v", r, err)
+		}
+		if got := r.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("row %+v:\nAppendJSON   %s\njson.Marshal %s", r, got, want)
+		}
+	})
 }
