@@ -96,8 +96,10 @@ func (bs *blocks) add(b []byte, rows, expect int) ref {
 
 // nextSize sizes a new block that must hold need bytes: the rest of the
 // expected page at the mean row size so far (the estimate before the
-// first row; firstBlockRows rows for the first block), and at least
-// twice the last block, so an unexpectedly long page takes few blocks.
+// first row; firstBlockRows rows for the first block) and a quarter
+// more, so the page's last rows rarely spill into a block of their own;
+// past the expected page, at least twice the last block, so an
+// unexpectedly long page takes few blocks.
 func (bs *blocks) nextSize(need, rows, expect int) int {
 	perRow := bs.rowBytes
 	if rows > 0 {
@@ -107,8 +109,8 @@ func (bs *blocks) nextSize(need, rows, expect int) int {
 	if len(bs.all) == 0 {
 		wantRows = min(wantRows, firstBlockRows)
 	}
-	size := max(wantRows*perRow, minBlock)
-	if n := len(bs.all); n > 0 {
+	size := max(wantRows*perRow*5/4, minBlock)
+	if n := len(bs.all); n > 0 && rows >= expect {
 		size = max(size, 2*cap(bs.all[n-1]))
 	}
 	return max(min(size, maxBlock), need)

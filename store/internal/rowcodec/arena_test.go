@@ -282,3 +282,31 @@ func TestArenaRowsFit(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaRoomBounded: a page of about the expected length sets aside
+// little more room than it uses, however its row sizes stray from the
+// estimate; a page's last rows do not spill into a block as large as
+// the rest of the page.
+func TestArenaRoomBounded(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct{ rows, expect, rowBytes, mean int }{
+		{1000, 1000, 500, 500}, {1001, 1001, 400, 500}, {990, 1001, 600, 500}, {1000, 1000, 0, 300},
+	} {
+		a := NewArena(tc.expect, tc.rowBytes)
+		for i := range tc.rows {
+			size := tc.mean*4/5 + rng.IntN(tc.mean*2/5)
+			body := json.RawMessage(`"` + strings.Repeat("x", size) + `"`)
+			scanRow(t, a, store.RawCommit{Row: store.Row{Seq: int64(i + 1), TS: ts, Actor: "a", Op: "put", EntityID: "e", Type: "t",
+				Payload: body}, Changes: json.RawMessage(`[]`), Receipt: json.RawMessage(`{}`), Provenance: json.RawMessage(`{}`)}, ts)
+		}
+		room := 0
+		for _, b := range a.json.all {
+			room += cap(b)
+		}
+		if limit := a.json.used*3/2 + minBlock; room > limit {
+			t.Errorf("%+v: %d bytes of room in %d blocks for %d used, want at most %d", tc, room, len(a.json.all), a.json.used, limit)
+		}
+	}
+}
