@@ -53,6 +53,15 @@ func startListen(t *testing.T, s *Store) (<-chan notice, func() error) {
 	return calls, stop
 }
 
+// listening is startListen once the listener has connected (its first
+// call, the re-check of every head, is taken).
+func listening(t *testing.T, s *Store) (<-chan notice, func() error) {
+	t.Helper()
+	calls, stop := startListen(t, s)
+	expect(t, calls, notice{"", -1})
+	return calls, stop
+}
+
 // next returns the next callback call or fails the test.
 func next(t *testing.T, calls <-chan notice) notice {
 	t.Helper()
@@ -87,8 +96,7 @@ func TestListenAcrossStores(t *testing.T) {
 	mustSpace(t, a, "core.teild-dev")
 	mustSpace(t, a, "other")
 
-	calls, stop := startListen(t, b)
-	expect(t, calls, notice{"", -1})
+	calls, stop := listening(t, b)
 
 	appendPut(t, a, "core.teild-dev", "t1", 1)
 	expect(t, calls, notice{"core.teild-dev", 1})
@@ -113,8 +121,7 @@ func TestListenReconnects(t *testing.T) {
 	a, b := openURL(t, url), openURL(t, url)
 	mustSpace(t, a, "sp")
 
-	calls, stop := startListen(t, b)
-	expect(t, calls, notice{"", -1})
+	calls, stop := listening(t, b)
 	appendPut(t, a, "sp", "t1", 1)
 	expect(t, calls, notice{"sp", 1})
 
@@ -150,8 +157,7 @@ func terminateListeners(t *testing.T, s *Store) int {
 func TestListenCancel(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
-	calls, stop := startListen(t, s)
-	expect(t, calls, notice{"", -1})
+	_, stop := listening(t, s)
 	start := time.Now()
 	if err := stop(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("listen returned %v, want context.Canceled", err)
@@ -223,13 +229,11 @@ func TestParsePayload(t *testing.T) {
 
 // TestListenPings is not parallel: it shrinks a package tunable.
 func TestListenPings(t *testing.T) {
-	defer func(d time.Duration) { listenPingInterval = d }(listenPingInterval)
-	listenPingInterval = 20 * time.Millisecond
+	shrink(t, &listenPingInterval, 20*time.Millisecond)
 	url := pgtest.NewDatabase(t)
 	s, w := openURL(t, url), openURL(t, url)
 	mustSpace(t, s, "sp")
-	calls, stop := startListen(t, s)
-	expect(t, calls, notice{"", -1})
+	calls, stop := listening(t, s)
 
 	// An idle listener pings its connection (pgx pings with "-- ping")
 	// and keeps it: no reconnect follows.

@@ -44,8 +44,7 @@ func heardNothingOf(t *testing.T, s *Store, calls <-chan notice, n int64, space 
 // notice on PresenceChannel does not count).
 func quietAlone(t *testing.T, s *Store) <-chan notice {
 	t.Helper()
-	calls, _ := startListen(t, s)
-	expect(t, calls, notice{"", -1})
+	calls, _ := listening(t, s)
 	mark(t, s, calls, 0) // the listener's own presence notice came before
 	if !s.presence.quiet.Load() {
 		t.Fatal("a lone listener's store still notifies its commits")
@@ -87,8 +86,7 @@ func TestPresenceJoinDuringQuietCommit(t *testing.T) {
 	<-entered
 
 	b := openURL(t, url)
-	callsB, _ := startListen(t, b)
-	expect(t, callsB, notice{"", -1})
+	callsB, _ := listening(t, b)
 	// a heard b's notice and waits for the quiet commit.
 	polltest.Until(t, "the quiet store turns loud", func() bool { return !a.presence.quiet.Load() })
 	close(release)
@@ -110,18 +108,25 @@ func TestPresenceJoinDuringQuietCommit(t *testing.T) {
 	expect(t, callsB, notice{"sp", 2})
 }
 
+// shrink sets the package tunable *v to d until the test and its
+// cleanups (the listeners it started) are done; the test must not be
+// parallel.
+func shrink(t *testing.T, v *time.Duration, d time.Duration) {
+	t.Helper()
+	old := *v
+	t.Cleanup(func() { *v = old })
+	*v = d
+}
+
 // Once the other listener leaves, the store goes quiet again at its
 // next count.
 func TestPresenceQuietAfterLeave(t *testing.T) {
-	t.Cleanup(func(d time.Duration) func() { return func() { presenceInterval = d } }(presenceInterval))
-	presenceInterval = 20 * time.Millisecond
+	shrink(t, &presenceInterval, 20*time.Millisecond)
 	url := pgtest.NewDatabase(t)
 	a, b := openURL(t, url), openURL(t, url)
 	mustSpace(t, a, "sp")
-	callsA, _ := startListen(t, a)
-	expect(t, callsA, notice{"", -1})
-	callsB, stopB := startListen(t, b)
-	expect(t, callsB, notice{"", -1})
+	callsA, _ := listening(t, a)
+	callsB, stopB := listening(t, b)
 
 	// Both count the other: a's commits notify b.
 	polltest.Until(t, "the first store turns loud", func() bool { return !a.presence.quiet.Load() })
