@@ -81,7 +81,7 @@ type RawPullPage struct {
 
 // AppendJSON appends the page as json.Marshal renders it, faster: the
 // commits' stored JSON is copied, not re-scanned.
-func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
+func (p *RawPullPage) AppendJSON(b []byte) []byte {
 	size := 64
 	for i := range p.Commits {
 		c := &p.Commits[i]
@@ -93,16 +93,13 @@ func (p *RawPullPage) AppendJSON(b []byte) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		var err error
-		if b, err = p.Commits[i].AppendJSON(b); err != nil {
-			return nil, fmt.Errorf("encode commit %d: %w", p.Commits[i].Seq, err)
-		}
+		b = p.Commits[i].AppendJSON(b)
 	}
 	b = append(b, `],"nextCursor":`...)
 	b = strconv.AppendInt(b, p.NextCursor, 10)
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, p.HasMore)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // PullRaw is Pull for readers that forward the commits: their changes,

@@ -40,11 +40,7 @@ func TestPullRawReadAhead(t *testing.T) {
 		}
 	}
 	encode := func(p changelog.RawPullPage) string {
-		b, err := p.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return string(p.AppendJSON(nil))
 	}
 	pages := 0
 	for cursor, more := int64(0), true; more; pages++ {

@@ -158,10 +158,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	}
 	buf := pageBuffers.Get().(*[]byte)
 	defer putPageBuffer(buf)
-	b, err := page.AppendJSON((*buf)[:0])
-	if err != nil {
-		return fmt.Errorf("pull: %w", err)
-	}
+	b := page.AppendJSON((*buf)[:0])
 	s.writeEncoded(w, http.StatusOK, b)
 	*buf = b
 	return nil

@@ -92,10 +92,7 @@ func TestRawCommitAppendJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.AppendJSON([]byte("prefix"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := c.AppendJSON([]byte("prefix"))
 		if string(got) != "prefix"+string(want) {
 			t.Fatalf("AppendJSON:\n got %s\nwant prefix%s", got, want)
 		}
@@ -118,10 +115,7 @@ func BenchmarkRawCommitAppendJSON(b *testing.B) {
 			for b.Loop() {
 				buf = buf[:0]
 				for i := range page {
-					var err error
-					if buf, err = page[i].AppendJSON(buf); err != nil {
-						b.Fatal(err)
-					}
+					buf = page[i].AppendJSON(buf)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(page)), "ns/commit")

@@ -169,29 +169,25 @@ func (c Commit) MarshalJSON() ([]byte, error) {
 // receipt and provenance as they are (they were stored compact, by the
 // encoder that writes Commit; an empty one is null).
 func (c RawCommit) MarshalJSON() ([]byte, error) {
-	return c.appendJSON(make([]byte, 0, 256+len(c.Payload)+len(c.Changes)+len(c.Receipt)+len(c.Provenance)))
+	return c.appendJSON(make([]byte, 0, 256+len(c.Payload)+len(c.Changes)+len(c.Receipt)+len(c.Provenance))), nil
 }
 
 // appendJSON appends MarshalJSON's bytes to b.
-func (c *RawCommit) appendJSON(b []byte) ([]byte, error) {
+func (c *RawCommit) appendJSON(b []byte) []byte {
 	b = c.Row.appendStored(b)
 	b = b[:len(b)-1]
 	b = appendRawField(b, `,"changes":`, c.Changes)
 	b = appendRawField(b, `,"receipt":`, c.Receipt)
 	b = appendRawField(b, `,"provenance":`, c.Provenance)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // AppendJSON appends the raw commit as json.Marshal renders it (HTML
 // characters and U+2028/U+2029 escaped), without encoding/json's second
 // pass over the bytes: the stored JSON is compact already.
-func (c *RawCommit) AppendJSON(b []byte) ([]byte, error) {
+func (c *RawCommit) AppendJSON(b []byte) []byte {
 	start := len(b)
-	b, err := c.appendJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	return htmlSafeFrom(b, start), nil
+	return htmlSafeFrom(c.appendJSON(b), start)
 }
 
 // htmlSafeFrom escapes the compact JSON b[start:] in place as

@@ -206,9 +206,7 @@ func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if buf, err = p.AppendJSON(buf[:0]); err != nil {
-					b.Fatal(err)
-				}
+				buf = p.AppendJSON(buf[:0])
 				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
 			} else {
 				p, err := lg.Pull(ctx, space, cursor, 1000)
