@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,9 +60,8 @@ type listener struct {
 	fn     func(space string, head int64)
 	logger *slog.Logger
 
-	pid     uint32         // the backend of the current connection
-	counted time.Time      // when the other listeners were last counted
-	louder  sync.WaitGroup // running presence.loud calls
+	pid     uint32    // the backend of the current connection
+	counted time.Time // when the other listeners were last counted
 	// countRefused is set once the server refused to count listeners.
 	countRefused bool
 
@@ -99,7 +97,6 @@ func (l *listener) run(ctx context.Context) error {
 			}
 		}
 		if ctx.Err() != nil {
-			l.louder.Wait()
 			return ctx.Err()
 		}
 		l.failed(err, delay)
@@ -203,20 +200,9 @@ func (l *listener) count(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// loud turns the store's commits loud without blocking the listener:
-// the wait for quiet commits in flight runs aside (Listen waits for it
-// before it returns).
+// loud turns the store's commits loud (see presence.loud).
 func (l *listener) loud() {
-	if !l.store.presence.quiet.Load() {
-		return
-	}
-	l.louder.Add(1)
-	go func() {
-		defer l.louder.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), listenPingTimeout)
-		defer cancel()
-		l.store.presence.loud(ctx)
-	}()
+	l.store.presence.loud(context.Background())
 }
 
 // ping checks that conn still answers.

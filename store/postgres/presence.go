@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // PresenceChannel is the channel a listener notifies, with an empty
@@ -54,77 +54,69 @@ const (
 //     two listeners the later one counts the earlier, and the earlier
 //     hears the later's notice;
 //   - a quiet store that hears a notice (or loses its listener) turns
-//     loud, waits for the commits it started quietly, and then asks every
-//     listener to re-check every head, so a commit the newcomer could
-//     not have heard is read by its re-check;
+//     loud and owes every listener a re-check of every head, sent once
+//     no commit that may have started quietly is in flight (by loud
+//     itself, or by the last such commit as it ends), so a commit the
+//     newcomer could not have heard is read by its re-check;
 //   - a listener re-counts every presenceInterval and turns the store
 //     quiet again once it is alone.
 type presence struct {
-	quiet   atomic.Bool   // commits skip the NOTIFY
-	quietly atomic.Int64  // commits in flight that decided not to notify
-	drained chan struct{} // signaled when quietly reaches 0 after turning loud
+	quiet   atomic.Bool  // commits skip the NOTIFY
+	quietly atomic.Int64 // commits in flight that may have decided not to notify
+	owed    atomic.Bool  // a re-check is due once quietly is 0
 
-	mu      sync.Mutex                  // serializes transitions
-	recheck func(context.Context) error // asks every listener to re-check every head
-	logger  *slog.Logger
+	mu     sync.Mutex // serializes transitions
+	pool   *pgxpool.Pool
+	logger *slog.Logger
 }
 
 // newPresence returns a loud presence whose re-check goes through pool.
-func newPresence(pool interface {
-	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-}) *presence {
-	return &presence{
-		drained: make(chan struct{}, 1),
-		recheck: func(ctx context.Context) error {
-			_, err := pool.Exec(ctx, recheckQ)
-			return err
-		},
-		logger: slog.Default().With("component", "postgres.presence"),
-	}
+func newPresence(pool *pgxpool.Pool) *presence {
+	return &presence{pool: pool, logger: slog.Default().With("component", "postgres.presence")}
 }
 
 // enter is called by a commit before it builds its statements and
-// reports whether it must notify; a commit told not to calls leave once
-// it committed or failed.
+// reports whether it must notify; every commit calls leave once it
+// committed or failed.
 func (p *presence) enter() (notify bool) {
 	p.quietly.Add(1)
-	if p.quiet.Load() {
-		return false
-	}
-	p.leave()
-	return true
+	return !p.quiet.Load()
 }
 
-// leave ends a quiet commit begun by enter.
-func (p *presence) leave() {
-	if p.quietly.Add(-1) == 0 && !p.quiet.Load() {
-		select {
-		case p.drained <- struct{}{}:
-		default:
-		}
+// leave ends a commit begun by enter; the last one to end while a
+// re-check is owed sends it.
+func (p *presence) leave(ctx context.Context) {
+	if p.quietly.Add(-1) == 0 {
+		p.settle(ctx)
 	}
 }
 
-// loud makes commits notify again. If they were quiet, it waits for the
-// quiet commits in flight and then asks every listener to re-check every
-// head: a listener that joined meanwhile did not hear them.
+// settle sends the re-check owed, if any, once.
+func (p *presence) settle(ctx context.Context) {
+	if !p.owed.CompareAndSwap(true, false) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenPingTimeout)
+	defer cancel()
+	if _, err := p.pool.Exec(ctx, recheckQ); err != nil {
+		p.logger.Warn("could not ask listeners to re-check heads", "err", err)
+	}
+}
+
+// loud makes commits notify again. If they were quiet, every listener
+// is owed a re-check of every head (a listener that joined meanwhile did
+// not hear them), sent now if no commit is in flight, else by the last
+// one as it ends.
 func (p *presence) loud(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.quiet.Load() {
 		return
 	}
+	p.owed.Store(true)
 	p.quiet.Store(false)
-	for p.quietly.Load() != 0 {
-		select {
-		case <-p.drained:
-		case <-ctx.Done():
-			p.logger.Warn("stopped waiting for quiet commits", "err", ctx.Err())
-			return
-		}
-	}
-	if err := p.recheck(ctx); err != nil {
-		p.logger.Warn("could not ask listeners to re-check heads", "err", err)
+	if p.quietly.Load() == 0 {
+		p.settle(ctx)
 	}
 }
 

@@ -64,9 +64,9 @@ func TestPresenceAloneIsQuiet(t *testing.T) {
 }
 
 // A listener joining while a quiet commit is in flight hears about it:
-// the quiet store turns loud on the newcomer's notice, waits for the
-// commit, then asks every listener to re-check every head; later commits
-// notify again.
+// the quiet store turns loud on the newcomer's notice, and the commit,
+// the last quiet one in flight, asks every listener to re-check every
+// head as it ends; later commits notify again.
 func TestPresenceJoinDuringQuietCommit(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
@@ -87,7 +87,7 @@ func TestPresenceJoinDuringQuietCommit(t *testing.T) {
 
 	b := openURL(t, url)
 	callsB, _ := listening(t, b)
-	// a heard b's notice and waits for the quiet commit.
+	// a heard b's notice; the re-check waits for the quiet commit.
 	polltest.Until(t, "the quiet store turns loud", func() bool { return !a.presence.quiet.Load() })
 	close(release)
 	<-committed

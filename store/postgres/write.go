@@ -231,9 +231,10 @@ func (tx *writeTx) ReceiptPut(_ context.Context, r store.StoredReceipt) error {
 }
 
 // Commit sends the buffered writes, the head update, the NOTIFY (unless
-// no other process listens: see presence) and COMMIT as one batch (an optimistic transaction's batch, the whole
-// transaction, needs no COMMIT: see queueExpect), then releases the
-// connection. On any error the transaction is rolled back.
+// no other process listens: see presence) and COMMIT as one batch (an
+// optimistic transaction's batch, the whole transaction, needs no
+// COMMIT: see queueExpect), then releases the connection. On any error
+// the transaction is rolled back.
 func (tx *writeTx) Commit(ctx context.Context) error {
 	if tx.conn == nil {
 		return errTxDone
@@ -245,9 +246,7 @@ func (tx *writeTx) Commit(ctx context.Context) error {
 		return tx.failed
 	}
 	notify := tx.s.presence.enter()
-	if !notify {
-		defer tx.s.presence.leave()
-	}
+	defer tx.s.presence.leave(ctx)
 	if tx.s.beforeSend != nil {
 		tx.s.beforeSend()
 	}
