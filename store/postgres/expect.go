@@ -31,6 +31,27 @@ const (
 		WHERE space = $1 AND type = $2 AND id = $3))`
 	expectNoReceiptQ = `SELECT eddy_expect(NOT EXISTS (SELECT 1 FROM receipts
 		WHERE space = $1 AND mutation_id = $2 AND created_at >= $3))`
+
+	// A group's predictions of several entities (or receipts) are checked
+	// by one statement, not one per key: each statement costs the server
+	// a bind, an execution and its messages, and a group of 16 new
+	// entities sent 16. Each key is still probed on its own, every
+	// primary key column bound by equality: the probe is a LATERAL
+	// subquery with a LIMIT, which the planner cannot flatten into a join
+	// (a hash of the whole space), so the plan is a nested loop over the
+	// keys whose inner probe is planned as the single-key statement's.
+	// An entity predicted absent has a NULL version and kind, so it passes
+	// only if its row is missing; one predicted present passes only if
+	// its row has that version and kind.
+	expectEntitiesQ = `SELECT eddy_expect(NOT EXISTS (SELECT 1
+		FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) AS u(type, id, version, kind)
+		LEFT JOIN LATERAL (SELECT e.version, e.kind FROM entities AS e
+			WHERE e.space = $1 AND e.type = u.type AND e.id = u.id LIMIT 1) AS e ON true
+		WHERE e.version IS DISTINCT FROM u.version OR e.kind IS DISTINCT FROM u.kind))`
+	expectNoReceiptsQ = `SELECT eddy_expect(NOT EXISTS (SELECT 1
+		FROM unnest($2::text[]) AS u(mutation_id)
+		CROSS JOIN LATERAL (SELECT 1 FROM receipts AS r
+			WHERE r.space = $1 AND r.mutation_id = u.mutation_id AND r.created_at >= $3 LIMIT 1) AS r))`
 )
 
 // predict answers the transaction's reads from p.Expect; nothing is sent
@@ -55,14 +76,39 @@ func queueExpect(b *pgx.Batch, p *store.WriteBeginParams, last int64, notify boo
 		claim = claimSpaceNotifyQ
 	}
 	b.Queue(claim, p.Space, p.Expect.Head, p.Expect.SchemaVersion, last)
-	for _, k := range p.Entities {
+	queueExpectEntities(b, p)
+	switch len(p.MutationIDs) {
+	case 0:
+	case 1:
+		b.Queue(expectNoReceiptQ, p.Space, p.MutationIDs[0], p.ReceiptsSince)
+	default:
+		b.Queue(expectNoReceiptsQ, p.Space, p.MutationIDs, p.ReceiptsSince)
+	}
+}
+
+// queueExpectEntities queues the check of the predicted entities: one
+// single-key statement for one entity, one array statement for several.
+func queueExpectEntities(b *pgx.Batch, p *store.WriteBeginParams) {
+	switch len(p.Entities) {
+	case 0:
+		return
+	case 1:
+		k := p.Entities[0]
 		if r, ok := p.Expect.Records[k]; ok {
 			b.Queue(expectEntityQ, p.Space, k.Type, k.ID, r.Version, r.Kind)
 		} else {
 			b.Queue(expectNoEntityQ, p.Space, k.Type, k.ID)
 		}
+		return
 	}
-	for _, id := range p.MutationIDs {
-		b.Queue(expectNoReceiptQ, p.Space, id, p.ReceiptsSince)
+	n := len(p.Entities)
+	types, ids := make([]string, n), make([]string, n)
+	versions, kinds := make([]*int64, n), make([]*string, n)
+	for i, k := range p.Entities {
+		types[i], ids[i] = k.Type, k.ID
+		if r, ok := p.Expect.Records[k]; ok {
+			versions[i], kinds[i] = &r.Version, &r.Kind
+		}
 	}
+	b.Queue(expectEntitiesQ, p.Space, types, ids, versions, kinds)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -93,6 +94,101 @@ func expectStaleOrReal(t *testing.T, st store.Store, key store.EntityKey, real s
 	if sp.Head != 1 || got.Version != 1 {
 		t.Fatalf("after a stale commit: head %d, entity version %d; want 1 and 1", sp.Head, got.Version)
 	}
+}
+
+// testRawExpectMany is testRawExpect for a group's prediction of several
+// entities and mutation ids, which a driver may check all at once: one
+// wrong prediction among right ones fails the commit, whichever it is.
+func testRawExpectMany(t *testing.T, open OpenFunc) {
+	st := open(t)
+	if _, err := st.SpaceCreate(ctx0, "s", "e"); err != nil {
+		t.Fatal(err)
+	}
+	t1, t2, t3 := store.EntityKey{Type: "task", ID: "t1"}, store.EntityKey{Type: "task", ID: "t2"}, store.EntityKey{Type: "note", ID: "t1"}
+	c1, r1 := rawCommit(1, t1, `{"a":1}`, nil, "m1")
+	appendOne(t, st, "s", c1, r1)
+	deleted := r1
+	deleted.Kind = store.KindDeleted
+	p := func(records map[store.EntityKey]store.Record, ids ...string) store.WriteBeginParams {
+		return store.WriteBeginParams{Space: "s", Entities: []store.EntityKey{t3, t1, t2}, MutationIDs: ids,
+			Expect: &store.Expectation{Head: 1, Records: records}}
+	}
+	right := map[store.EntityKey]store.Record{t1: r1}
+	wrong := []struct {
+		name string
+		p    store.WriteBeginParams
+	}{
+		{"entity predicted absent", p(nil, "m2", "m3")},
+		{"entity version", p(map[store.EntityKey]store.Record{t1: withVersion(r1, 7)}, "m2", "m3")},
+		{"entity kind", p(map[store.EntityKey]store.Record{t1: deleted}, "m2", "m3")},
+		{"entity predicted present", p(map[store.EntityKey]store.Record{t1: r1, t2: r1}, "m2", "m3")},
+		{"receipt predicted absent", p(right, "m2", "m1", "m3")},
+	}
+	for _, tc := range wrong {
+		t.Run(tc.name, func(t *testing.T) { expectManyStaleOrReal(t, st, tc.p, r1) })
+	}
+	t.Run("right", func(t *testing.T) {
+		params := p(right, "m2", "m3")
+		tx, err := st.WriteBegin(ctx0, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx0) }()
+		c2, r2 := rawCommit(2, t2, `{"a":2}`, nil, "")
+		if err := tx.Append(ctx0, c2, []store.Record{r2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx0); err != nil {
+			t.Fatalf("commit with a right expectation: %v", err)
+		}
+		if sp, _ := st.SpaceGet(ctx0, "s"); sp.Head != 2 {
+			t.Fatalf("head = %d, want 2", sp.Head)
+		}
+	})
+}
+
+// expectManyStaleOrReal is expectStaleOrReal for params naming several
+// entities: real is t1's record at head 1, and the commit tried creates
+// task t2, which must not exist afterwards.
+func expectManyStaleOrReal(t *testing.T, st store.Store, p store.WriteBeginParams, real store.Record) {
+	t.Helper()
+	tx, err := st.WriteBegin(ctx0, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx0) }()
+	t2 := store.EntityKey{Type: "task", ID: "t2"}
+	if readTruth(tx, p, real, t2) {
+		return // the driver ignored the prediction: fine
+	}
+	c, r := rawCommit(tx.Space().Head+1, t2, `{"a":99}`, nil, "")
+	if err := tx.Append(ctx0, c, []store.Record{r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx0); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("commit with a wrong expectation: err = %v, want ErrStale", err)
+	}
+	if sp, err := st.SpaceGet(ctx0, "s"); err != nil || sp.Head != 1 {
+		t.Fatalf("after a stale commit: head %d, %v; want 1", sp.Head, err)
+	}
+	if _, err := st.EntityGet(ctx0, "s", t2); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after a stale commit: task t2 read with err %v, want ErrNotFound", err)
+	}
+}
+
+// readTruth reports whether tx answered p's reads with the truth of
+// expectManyStaleOrReal's space rather than p's prediction: head 1, t1 as
+// real, t2 missing and m1's receipt found if asked for.
+func readTruth(tx store.WriteTx, p store.WriteBeginParams, real store.Record, t2 store.EntityKey) bool {
+	got, ok := tx.Entities()[real.Key()]
+	if tx.Space().Head != 1 || !ok || got.Version != real.Version || got.Kind != real.Kind {
+		return false
+	}
+	if _, ok := tx.Entities()[t2]; ok {
+		return false
+	}
+	_, found := tx.Receipts()["m1"]
+	return found == slices.Contains(p.MutationIDs, "m1")
 }
 
 // testTwoLogs writes one entity alternately through two Logs over one
