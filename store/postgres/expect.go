@@ -82,7 +82,7 @@ func queueExpect(b *pgx.Batch, p *store.WriteBeginParams, last int64, notify boo
 	case 1:
 		b.Queue(expectNoReceiptQ, p.Space, p.MutationIDs[0], p.ReceiptsSince)
 	default:
-		b.Queue(expectNoReceiptsQ, p.Space, p.MutationIDs, p.ReceiptsSince)
+		b.Queue(expectNoReceiptsQ, p.Space, textArray(p.MutationIDs), p.ReceiptsSince)
 	}
 }
 
@@ -102,8 +102,8 @@ func queueExpectEntities(b *pgx.Batch, p *store.WriteBeginParams) {
 		return
 	}
 	n := len(p.Entities)
-	types, ids := make([]string, n), make([]string, n)
-	versions, kinds := make([]*int64, n), make([]*string, n)
+	types, ids := make(textArray, n), make(textArray, n)
+	versions, kinds := make(nullInt8Array, n), make(nullTextArray, n)
 	for i, k := range p.Entities {
 		types[i], ids[i] = k.Type, k.ID
 		if r, ok := p.Expect.Records[k]; ok {

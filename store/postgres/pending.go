@@ -26,15 +26,15 @@ type pending struct {
 
 // commitBuf holds buffered commits rows.
 type commitBuf struct {
-	seq                          []int64
-	ts                           []time.Time
-	actor, op, etype, eid        []string
-	etype2, eid2                 []*string
-	payload, receipt, provenance []string
-	causedBy                     []*int64
-	depth                        []int32
-	changes                      []string
-	changeCount                  []int32
+	seq                          int8Array
+	ts                           timeArray
+	actor, op, etype, eid        textArray
+	etype2, eid2                 nullTextArray
+	payload, receipt, provenance textArray
+	causedBy                     nullInt8Array
+	depth                        int4Array
+	changes                      textArray
+	changeCount                  int4Array
 }
 
 // rowState is what a write transaction knows, under the space lock, of an
@@ -56,17 +56,17 @@ const (
 // recordBuf holds buffered entities rows.
 type recordBuf struct {
 	state                       []rowState
-	typ, id, kind               []string
-	version                     []int64
-	props, links, groupVersions []string
-	createdAt, updatedAt        []time.Time
+	typ, id, kind               textArray
+	version                     int8Array
+	props, links, groupVersions textArray
+	createdAt, updatedAt        timeArray
 }
 
 // receiptBuf holds buffered receipts rows.
 type receiptBuf struct {
-	mutationID, receipt []string
-	entity              []*string
-	createdAt           []time.Time
+	mutationID, receipt textArray
+	entity              nullTextArray
+	createdAt           timeArray
 }
 
 // addCommit buffers the commit row, its changes included. Nothing is

@@ -85,6 +85,10 @@ func OpenOptions(ctx context.Context, url string, o Options) (*Store, error) {
 		cfg.MaxConns = DefaultMaxConns
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		registerArrays(c.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
