@@ -74,10 +74,9 @@ type writeTx struct {
 
 var _ store.WriteTx = (*writeTx)(nil)
 
-// Write-path lookups are one statement per key with every primary key
-// column bound by equality, so the cached (generic) plan is a unique index
-// probe whatever the table statistics were when it was made; all of them
-// still travel in the one opening batch.
+// Write-path lookups probe the primary key with every column bound by
+// equality, one key at a time; all of them travel in the one opening
+// batch.
 const (
 	lockQ = "SELECT " + spaceColumns + " FROM spaces WHERE id = $1 FOR UPDATE"
 	// The entity loads take no row lock: the space lock already
@@ -85,7 +84,42 @@ const (
 	entityQ  = "SELECT " + entityColumns + " FROM entities WHERE space = $1 AND type = $2 AND id = $3"
 	receiptQ = `SELECT mutation_id, receipt, entity, created_at FROM receipts
 		WHERE space = $1 AND mutation_id = $2 AND created_at >= $3`
+
+	// A group's several keys are loaded by one statement, each key still
+	// probed on its own: a LATERAL subquery with a LIMIT is not flattened
+	// into a join, so the plan is a nested loop over the keys whose probe
+	// is planned as the single-key statement's (as expectEntitiesQ).
+	entitiesQ = `SELECT e.* FROM unnest($2::text[], $3::text[]) AS u(t, i)
+		CROSS JOIN LATERAL (SELECT ` + entityColumns + ` FROM entities
+			WHERE space = $1 AND type = u.t AND id = u.i LIMIT 1) AS e`
+	receiptsQ = `SELECT r.* FROM unnest($2::text[]) AS u(m)
+		CROSS JOIN LATERAL (SELECT mutation_id, receipt, entity, created_at FROM receipts
+			WHERE space = $1 AND mutation_id = u.m AND created_at >= $3 LIMIT 1) AS r`
 )
+
+// queueLoads queues the loads of p's entities and receipts: one
+// single-key statement for one, one array statement for several (see
+// entitiesQ).
+func queueLoads(b *pgx.Batch, p store.WriteBeginParams, entities, receipts func(pgx.Rows) error) {
+	switch len(p.Entities) {
+	case 0:
+	case 1:
+		b.Queue(entityQ, p.Space, p.Entities[0].Type, p.Entities[0].ID).Query(entities)
+	default:
+		types, ids := make(textArray, len(p.Entities)), make(textArray, len(p.Entities))
+		for i, k := range p.Entities {
+			types[i], ids[i] = k.Type, k.ID
+		}
+		b.Queue(entitiesQ, p.Space, types, ids).Query(entities)
+	}
+	switch len(p.MutationIDs) {
+	case 0:
+	case 1:
+		b.Queue(receiptQ, p.Space, p.MutationIDs[0], p.ReceiptsSince).Query(receipts)
+	default:
+		b.Queue(receiptsQ, p.Space, textArray(p.MutationIDs), p.ReceiptsSince).Query(receipts)
+	}
+}
 
 // begin sends the opening batch and fills the space, entities and
 // receipts.
@@ -103,13 +137,7 @@ func (tx *writeTx) begin(ctx context.Context, p store.WriteBeginParams) error {
 		}
 		return rows.Err()
 	})
-	for _, k := range p.Entities {
-		b.Queue(entityQ, p.Space, k.Type, k.ID).Query(tx.scanEntities)
-	}
-	since := p.ReceiptsSince
-	for _, id := range p.MutationIDs {
-		b.Queue(receiptQ, p.Space, id, since).Query(tx.scanReceipts)
-	}
+	queueLoads(b, p, tx.scanEntities, tx.scanReceipts)
 	tx.queueClientLoads(b, p.Space, p.Clients)
 	if err := tx.conn.SendBatch(ctx, b).Close(); err != nil {
 		return wrap("write begin", err)

@@ -127,6 +127,19 @@ func testRawExpectMany(t *testing.T, open OpenFunc) {
 	for _, tc := range wrong {
 		t.Run(tc.name, func(t *testing.T) { expectManyStaleOrReal(t, st, tc.p, r1) })
 	}
+	t.Run("no prediction", func(t *testing.T) {
+		params := p(nil, "m2", "m1", "m3")
+		params.Expect = nil
+		tx, err := st.WriteBegin(ctx0, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx0) }()
+		if !readTruth(tx, params, r1, t2) || len(tx.Entities()) != 1 || len(tx.Receipts()) != 1 {
+			t.Fatalf("read head %d, entities %v, receipts %v; want head 1, only task t1 at version 1 and only m1",
+				tx.Space().Head, tx.Entities(), tx.Receipts())
+		}
+	})
 	t.Run("right", func(t *testing.T) {
 		params := p(right, "m2", "m3")
 		tx, err := st.WriteBegin(ctx0, params)
