@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -281,6 +282,23 @@ func prepare(ctx context.Context, c *stmtCache, db *sql.DB, queries ...string) e
 		}
 	}
 	return nil
+}
+
+// sweepWAL, when a background checkpoint asked for it, checkpoints on the
+// write connection between two transactions: nothing is appended while it
+// runs, so it copies every frame left (those appended during the
+// background pass) and the next write transaction starts the WAL over
+// from its beginning (see checkpoint.go). It runs once per request; a
+// sweep that cannot finish (a reader still on old frames, an error)
+// waits for the next background pass to ask again.
+func (s *Store) sweepWAL(ctx context.Context) {
+	if !s.ckpt.sweep.CompareAndSwap(true, false) {
+		return
+	}
+	var busy, frames, copied int64
+	if err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		slog.Warn("sqlite: checkpoint on the write connection", "err", err)
+	}
 }
 
 // writeTx runs fn in one BEGIN IMMEDIATE transaction on the write

@@ -452,6 +452,7 @@ func (t *writeTx) Commit(ctx context.Context) error {
 		return wrap("commit", err)
 	}
 	t.s.ckpt.committed(t.next - 1 - t.space.Head)
+	t.s.sweepWAL(ctx)
 	return nil
 }
 
