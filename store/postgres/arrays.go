@@ -27,6 +27,9 @@ type (
 	int4Array []int32
 	// timeArray is a timestamptz[] parameter.
 	timeArray []time.Time
+	// nullTimeArray is a timestamptz[] parameter whose nil elements are
+	// NULL.
+	nullTimeArray []*time.Time
 )
 
 // arrayOIDs are the array types arrayCodec takes over, with their
@@ -82,7 +85,7 @@ func directArrayPlan(value any, elem uint32) pgtype.EncodePlan {
 		if elem == pgtype.Int4OID {
 			return arrayPlan{elem}
 		}
-	case timeArray:
+	case timeArray, nullTimeArray:
 		if elem == pgtype.TimestamptzOID {
 			return arrayPlan{elem}
 		}
@@ -139,6 +142,15 @@ func (p arrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 		buf = p.header(buf, len(v), false)
 		for _, t := range v {
 			buf = appendInt8(buf, microsSinceY2K(t))
+		}
+	case nullTimeArray:
+		buf = p.header(buf, len(v), hasNil(v))
+		for _, t := range v {
+			if t == nil {
+				buf = binary.BigEndian.AppendUint32(buf, nullLength)
+				continue
+			}
+			buf = appendInt8(buf, microsSinceY2K(*t))
 		}
 	}
 	return buf, nil

@@ -35,6 +35,7 @@ func arrayCases() []struct {
 		{"int8 null", nullInt8Array{nil, &n1, &n2}, []*int64{nil, &n1, &n2}},
 		{"int4", int4Array{-1, 0, 1 << 30}, []int32{-1, 0, 1 << 30}},
 		{"timestamptz", timeArray{t1, t2}, []time.Time{t1, t2}},
+		{"timestamptz null", nullTimeArray{&t1, nil, &t2}, []*time.Time{&t1, nil, &t2}},
 	}
 }
 

@@ -206,11 +206,11 @@ func updateArgs(u store.DeliveryUpdate, now time.Time) []any {
 
 // deliveryBuf holds deliveries rows as column arrays.
 type deliveryBuf struct {
-	id, trigger, etype, eid, status, lastError []string
-	seq                                        []int64
-	attempts, depth                            []int32
-	next                                       []*time.Time
-	created, updated                           []time.Time
+	id, trigger, etype, eid, status, lastError textArray
+	seq                                        int8Array
+	attempts, depth                            int4Array
+	next                                       nullTimeArray
+	created, updated                           timeArray
 }
 
 // add buffers d of trigger (d.Trigger when set); zero creation and update
@@ -284,8 +284,8 @@ func queueAdvances(w *triggerWrites, space string, advances []store.Advance, now
 // trigger and seq (an upsert may not touch one row twice).
 type stanceErrorBuf struct {
 	idx            map[stanceErrorKey]int
-	trigger, error []string
-	seq            []int64
+	trigger, error textArray
+	seq            int8Array
 }
 
 type stanceErrorKey struct {
