@@ -103,57 +103,44 @@ type arrayPlan struct{ elem uint32 }
 func (p arrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	switch v := value.(type) {
 	case textArray:
-		buf = p.header(buf, len(v), false)
-		for _, s := range v {
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
-			buf = append(buf, s...)
-		}
+		buf = appendElems(p, buf, v, appendText)
 	case nullTextArray:
-		buf = p.header(buf, len(v), hasNil(v))
-		for _, s := range v {
-			if s == nil {
-				buf = binary.BigEndian.AppendUint32(buf, nullLength)
-				continue
-			}
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(*s)))
-			buf = append(buf, *s...)
-		}
+		buf = appendNullable(p, buf, v, appendText)
 	case int8Array:
-		buf = p.header(buf, len(v), false)
-		for _, n := range v {
-			buf = appendInt8(buf, n)
-		}
+		buf = appendElems(p, buf, v, appendInt8)
 	case nullInt8Array:
-		buf = p.header(buf, len(v), hasNil(v))
-		for _, n := range v {
-			if n == nil {
-				buf = binary.BigEndian.AppendUint32(buf, nullLength)
-				continue
-			}
-			buf = appendInt8(buf, *n)
-		}
+		buf = appendNullable(p, buf, v, appendInt8)
 	case int4Array:
-		buf = p.header(buf, len(v), false)
-		for _, n := range v {
-			buf = binary.BigEndian.AppendUint32(buf, 4)
-			buf = binary.BigEndian.AppendUint32(buf, uint32(n))
-		}
+		buf = appendElems(p, buf, v, appendInt4)
 	case timeArray:
-		buf = p.header(buf, len(v), false)
-		for _, t := range v {
-			buf = appendInt8(buf, microsSinceY2K(t))
-		}
+		buf = appendElems(p, buf, v, appendTime)
 	case nullTimeArray:
-		buf = p.header(buf, len(v), hasNil(v))
-		for _, t := range v {
-			if t == nil {
-				buf = binary.BigEndian.AppendUint32(buf, nullLength)
-				continue
-			}
-			buf = appendInt8(buf, microsSinceY2K(*t))
-		}
+		buf = appendNullable(p, buf, v, appendTime)
 	}
 	return buf, nil
+}
+
+// appendElems appends the array of v, each element written by elem.
+func appendElems[T any](p arrayPlan, buf []byte, v []T, elem func([]byte, T) []byte) []byte {
+	buf = p.header(buf, len(v), false)
+	for _, x := range v {
+		buf = elem(buf, x)
+	}
+	return buf
+}
+
+// appendNullable appends the array of v, a nil element as NULL and any
+// other written by elem.
+func appendNullable[T any](p arrayPlan, buf []byte, v []*T, elem func([]byte, T) []byte) []byte {
+	buf = p.header(buf, len(v), hasNil(v))
+	for _, x := range v {
+		if x == nil {
+			buf = binary.BigEndian.AppendUint32(buf, nullLength)
+			continue
+		}
+		buf = elem(buf, *x)
+	}
+	return buf
 }
 
 // nullLength is the element length that stands for NULL (-1).
@@ -173,10 +160,27 @@ func (p arrayPlan) header(buf []byte, n int, nulls bool) []byte {
 	return binary.BigEndian.AppendUint32(buf, 1)
 }
 
+// appendText appends a text element: its length and its bytes.
+func appendText(buf []byte, s string) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
+	return append(buf, s...)
+}
+
 // appendInt8 appends a bigint element: its length, 8, and its bytes.
 func appendInt8(buf []byte, n int64) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, 8)
 	return binary.BigEndian.AppendUint64(buf, uint64(n))
+}
+
+// appendInt4 appends an int element: its length, 4, and its bytes.
+func appendInt4(buf []byte, n int32) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, 4)
+	return binary.BigEndian.AppendUint32(buf, uint32(n))
+}
+
+// appendTime appends a timestamptz element (microsSinceY2K).
+func appendTime(buf []byte, t time.Time) []byte {
+	return appendInt8(buf, microsSinceY2K(t))
 }
 
 // y2k is PostgreSQL's epoch, from which timestamptz counts microseconds.

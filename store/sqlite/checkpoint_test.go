@@ -141,12 +141,7 @@ func TestWriterSweepRestartsWAL(t *testing.T) {
 // over.
 func walCheckpointSeq(t *testing.T, s *Store) uint32 {
 	t.Helper()
-	var n int
-	var name, file string
-	if err := s.w.QueryRow("PRAGMA database_list").Scan(&n, &name, &file); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(file + "-wal")
+	f, err := os.Open(walFile(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,12 +56,7 @@ func tablePages(t *testing.T, s *Store, name string) map[uint32]bool {
 // walPages returns the page number of every frame in s's WAL file.
 func walPages(t *testing.T, s *Store) []uint32 {
 	t.Helper()
-	var seq int
-	var name, file string
-	if err := s.w.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
-		t.Fatal(err)
-	}
-	wal, err := os.ReadFile(file + "-wal")
+	wal, err := os.ReadFile(walFile(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,4 +67,15 @@ func walPages(t *testing.T, s *Store) []uint32 {
 		pages = append(pages, binary.BigEndian.Uint32(wal[off:]))
 	}
 	return pages
+}
+
+// walFile returns the path of s's WAL file.
+func walFile(t *testing.T, s *Store) string {
+	t.Helper()
+	var seq int
+	var name, file string
+	if err := s.w.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
+		t.Fatal(err)
+	}
+	return file + "-wal"
 }

@@ -38,22 +38,30 @@ func testRawExpect(t *testing.T, open OpenFunc) {
 	}
 	t.Run("right", func(t *testing.T) {
 		exp := store.Expectation{Head: 1, Records: map[store.EntityKey]store.Record{key: r1}}
-		tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: "s", Entities: []store.EntityKey{key}, Expect: &exp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = tx.Rollback(ctx0) }()
 		c2, r2 := rawCommit(2, key, `{"a":2}`, &r1, "")
-		if err := tx.Append(ctx0, c2, []store.Record{r2}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(ctx0); err != nil {
-			t.Fatalf("commit with a right expectation: %v", err)
-		}
-		if sp, _ := st.SpaceGet(ctx0, "s"); sp.Head != 2 {
-			t.Fatalf("head = %d, want 2", sp.Head)
-		}
+		commitExpected(t, st, store.WriteBeginParams{Space: "s", Entities: []store.EntityKey{key}, Expect: &exp}, c2, r2)
 	})
+}
+
+// commitExpected appends c (writing r) in a transaction opened with p,
+// whose expectation is right: the commit must land and move space s's
+// head to c's seq.
+func commitExpected(t *testing.T, st store.Store, p store.WriteBeginParams, c store.Commit, r store.Record) {
+	t.Helper()
+	tx, err := st.WriteBegin(ctx0, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx0) }()
+	if err := tx.Append(ctx0, c, []store.Record{r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx0); err != nil {
+		t.Fatalf("commit with a right expectation: %v", err)
+	}
+	if sp, _ := st.SpaceGet(ctx0, "s"); sp.Head != c.Seq {
+		t.Fatalf("head = %d, want %d", sp.Head, c.Seq)
+	}
 }
 
 func withVersion(r store.Record, v int64) store.Record {
@@ -141,22 +149,8 @@ func testRawExpectMany(t *testing.T, open OpenFunc) {
 		}
 	})
 	t.Run("right", func(t *testing.T) {
-		params := p(right, "m2", "m3")
-		tx, err := st.WriteBegin(ctx0, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = tx.Rollback(ctx0) }()
 		c2, r2 := rawCommit(2, t2, `{"a":2}`, nil, "")
-		if err := tx.Append(ctx0, c2, []store.Record{r2}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(ctx0); err != nil {
-			t.Fatalf("commit with a right expectation: %v", err)
-		}
-		if sp, _ := st.SpaceGet(ctx0, "s"); sp.Head != 2 {
-			t.Fatalf("head = %d, want 2", sp.Head)
-		}
+		commitExpected(t, st, p(right, "m2", "m3"), c2, r2)
 	})
 }
 
