@@ -39,11 +39,17 @@ func TestCrashSQLite(t *testing.T) {
 func TestCrashPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
-	crash(t, "postgres", url, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url) })
+	crash(t, "postgres", url, func(ctx context.Context) (store.Store, error) {
+		// The dead writer's last batch may still run on the server (and
+		// commit, after the space lock below was taken and released).
+		pgtest.AwaitOthersGone(t, url)
+		return postgres.Open(ctx, url)
+	})
 }
 
 // crash kills the writer mid-stream rounds times, verifying the store
-// after each kill.
+// after each kill. open reopens the store once whatever the dead writer
+// left running has ended.
 func crash(t *testing.T, driver, dsn string, open func(context.Context) (store.Store, error)) {
 	t.Helper()
 	bin := buildWriter(t)
@@ -131,7 +137,7 @@ func verify(t *testing.T, open func(context.Context) (store.Store, error), acked
 		t.Fatalf("migrate: %v", err)
 	}
 	// Taking the space lock waits out any transaction the dead process
-	// left open on the server.
+	// left open on the server (open has waited for its last batches).
 	tx, err := st.WriteBegin(ctx, store.WriteBeginParams{Space: "s"})
 	if err != nil {
 		t.Fatalf("lock space: %v", err)

@@ -29,7 +29,10 @@ func TestPushCrashSQLite(t *testing.T) {
 func TestPushCrashPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
-	pushCrash(t, "postgres", url, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url) })
+	pushCrash(t, "postgres", url, func(ctx context.Context) (store.Store, error) {
+		pgtest.AwaitOthersGone(t, url) // as TestCrashPostgres
+		return postgres.Open(ctx, url)
+	})
 }
 
 // pushRun is what the pusher said before it died.

@@ -107,3 +107,36 @@ func redact(s string) string {
 	}
 	return u.String()
 }
+
+// AwaitOthersGone waits until no client other than its own connection is
+// connected to the database at url. A process killed in the middle of a
+// write may have left its last batch, whole, in the server's socket
+// buffer: the server runs it, and may commit it, before it notices the
+// client is gone. A crash test calls this before reading what the killed
+// process left, so that nothing commits behind its reads.
+func AwaitOthersGone(tb testing.TB, url string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatalf("pgtest: connect to %s: %v", redact(url), err)
+	}
+	defer conn.Close(context.Background())
+	const others = `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, others).Scan(&n); err != nil {
+			tb.Fatalf("pgtest: count the database's other clients: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("pgtest: %d other clients still connected after %s", n, timeout)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
