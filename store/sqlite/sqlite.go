@@ -290,13 +290,15 @@ func prepare(ctx context.Context, c *stmtCache, db *sql.DB, queries ...string) e
 // background pass) and the next write transaction starts the WAL over
 // from its beginning (see checkpoint.go). It runs once per request; a
 // sweep that cannot finish (a reader still on old frames, an error)
-// waits for the next background pass to ask again.
+// waits for the next background pass to ask again. It is short and runs
+// to its end even if ctx, the committing caller's, ends meanwhile.
 func (s *Store) sweepWAL(ctx context.Context) {
 	if !s.ckpt.sweep.CompareAndSwap(true, false) {
 		return
 	}
 	var busy, frames, copied int64
-	if err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+	err := s.w.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	if err != nil {
 		slog.Warn("sqlite: checkpoint on the write connection", "err", err)
 	}
 }
