@@ -59,38 +59,26 @@ type arrayCodec struct{ pgtype.Codec }
 
 // PlanEncode implements pgtype.Codec.
 func (c arrayCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
-	if format == pgtype.BinaryFormatCode {
-		if elem, ok := arrayOIDs[oid]; ok {
-			if p := directArrayPlan(value, elem); p != nil {
-				return p
-			}
-		}
+	if elem, ok := arrayOIDs[oid]; ok && format == pgtype.BinaryFormatCode && elemOID(value) == elem {
+		return arrayPlan{elem}
 	}
 	return c.Codec.PlanEncode(m, oid, format, value)
 }
 
-// directArrayPlan returns the plan encoding value, one of eddy's array
-// types whose elements are of type elem, or nil.
-func directArrayPlan(value any, elem uint32) pgtype.EncodePlan {
+// elemOID returns the element type of value, one of eddy's array types;
+// 0 for any other value.
+func elemOID(value any) uint32 {
 	switch value.(type) {
 	case textArray, nullTextArray:
-		if elem == pgtype.TextOID {
-			return arrayPlan{elem}
-		}
+		return pgtype.TextOID
 	case int8Array, nullInt8Array:
-		if elem == pgtype.Int8OID {
-			return arrayPlan{elem}
-		}
+		return pgtype.Int8OID
 	case int4Array:
-		if elem == pgtype.Int4OID {
-			return arrayPlan{elem}
-		}
+		return pgtype.Int4OID
 	case timeArray, nullTimeArray:
-		if elem == pgtype.TimestamptzOID {
-			return arrayPlan{elem}
-		}
+		return pgtype.TimestamptzOID
 	}
-	return nil
+	return 0
 }
 
 // arrayPlan encodes eddy's array types in the binary array format

@@ -101,11 +101,9 @@ func queueExpectEntities(b *pgx.Batch, p *store.WriteBeginParams) {
 		}
 		return
 	}
-	n := len(p.Entities)
-	types, ids := make(textArray, n), make(textArray, n)
-	versions, kinds := make(nullInt8Array, n), make(nullTextArray, n)
+	types, ids := keyArrays(p.Entities)
+	versions, kinds := make(nullInt8Array, len(p.Entities)), make(nullTextArray, len(p.Entities))
 	for i, k := range p.Entities {
-		types[i], ids[i] = k.Type, k.ID
 		if r, ok := p.Expect.Records[k]; ok {
 			versions[i], kinds[i] = &r.Version, &r.Kind
 		}

@@ -106,10 +106,7 @@ func queueLoads(b *pgx.Batch, p store.WriteBeginParams, entities, receipts func(
 	case 1:
 		b.Queue(entityQ, p.Space, p.Entities[0].Type, p.Entities[0].ID).Query(entities)
 	default:
-		types, ids := make(textArray, len(p.Entities)), make(textArray, len(p.Entities))
-		for i, k := range p.Entities {
-			types[i], ids[i] = k.Type, k.ID
-		}
+		types, ids := keyArrays(p.Entities)
 		b.Queue(entitiesQ, p.Space, types, ids).Query(entities)
 	}
 	switch len(p.MutationIDs) {
@@ -119,6 +116,15 @@ func queueLoads(b *pgx.Batch, p store.WriteBeginParams, entities, receipts func(
 	default:
 		b.Queue(receiptsQ, p.Space, textArray(p.MutationIDs), p.ReceiptsSince).Query(receipts)
 	}
+}
+
+// keyArrays returns the types and ids of keys as parallel arrays.
+func keyArrays(keys []store.EntityKey) (types, ids textArray) {
+	types, ids = make(textArray, len(keys)), make(textArray, len(keys))
+	for i, k := range keys {
+		types[i], ids[i] = k.Type, k.ID
+	}
+	return types, ids
 }
 
 // begin sends the opening batch and fills the space, entities and

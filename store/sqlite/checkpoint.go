@@ -134,8 +134,14 @@ func (c *checkpointer) judge(before, frames, copied int64) {
 func (c *checkpointer) checkpoint() (frames, copied int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	return passiveCheckpoint(ctx, c.db)
+}
+
+// passiveCheckpoint runs a PASSIVE checkpoint on db's connection and
+// returns the WAL's frames and how many of them are in the database file.
+func passiveCheckpoint(ctx context.Context, db *sql.DB) (frames, copied int64, err error) {
 	var busy int64
-	err = c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	err = db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
 	return frames, copied, err
 }
 

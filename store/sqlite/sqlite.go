@@ -288,17 +288,16 @@ func prepare(ctx context.Context, c *stmtCache, db *sql.DB, queries ...string) e
 // write connection between two transactions: nothing is appended while it
 // runs, so it copies every frame left (those appended during the
 // background pass) and the next write transaction starts the WAL over
-// from its beginning (see checkpoint.go). It runs once per request; a
-// sweep that cannot finish (a reader still on old frames, an error)
-// waits for the next background pass to ask again. It is short and runs
-// to its end even if ctx, the committing caller's, ends meanwhile.
+// from its beginning (see checkpoint.go). It sweeps once per request of
+// the checkpointer; a sweep that cannot finish (a reader still on old
+// frames, an error) waits for the next background pass to ask again. It
+// is short and runs to its end even if ctx, the committing caller's,
+// ends meanwhile.
 func (s *Store) sweepWAL(ctx context.Context) {
 	if !s.ckpt.sweep.CompareAndSwap(true, false) {
 		return
 	}
-	var busy, frames, copied int64
-	err := s.w.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
-	if err != nil {
+	if _, _, err := passiveCheckpoint(context.WithoutCancel(ctx), s.w); err != nil {
 		slog.Warn("sqlite: checkpoint on the write connection", "err", err)
 	}
 }
