@@ -103,7 +103,9 @@ func BenchmarkReads(b *testing.B) {
 
 func rawScan(b *testing.B, db *sql.DB) int {
 	b.Helper()
-	rows, err := db.Query(`SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = 'big' ORDER BY seq`)
+	rows, err := db.Query(`SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits
+WHERE rid > (SELECT num << 40 FROM spaces WHERE id = 'big') AND rid < (SELECT (num + 1) << 40 FROM spaces WHERE id = 'big')
+ORDER BY rid`)
 	if err != nil {
 		b.Fatal(err)
 	}

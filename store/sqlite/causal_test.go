@@ -12,9 +12,10 @@ func TestCausedByPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t)
+	newSpace(t, s, "s")
 	const load = `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5000)
-		INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id, payload, receipt, provenance, caused_by, changes)
-		SELECT 's', n, 0, 'loader', 'put', 'task', 'e' || n, '{}', '{}', '{}',
+		INSERT INTO commits (rid, space, seq, ts, actor, op, entity_type, entity_id, payload, receipt, provenance, caused_by, changes)
+		SELECT (SELECT num << 40 FROM spaces WHERE id = 's') + n, 's', n, 0, 'loader', 'put', 'task', 'e' || n, '{}', '{}', '{}',
 			CASE WHEN n % 50 = 0 THEN n - 1 END, '[]'
 		FROM g`
 	if _, err := s.w.ExecContext(ctx, load); err != nil {

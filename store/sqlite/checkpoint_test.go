@@ -94,7 +94,7 @@ func TestWriterSweepRestartsWAL(t *testing.T) {
 		c, recs := upsertCommit(seq, nil, live("task", fmt.Sprintf("t%d", seq), seq, `{"n":1}`), "u", "")
 		commitOne(t, s, "s", c, recs)
 	}
-	for range 250 {
+	for walFrames(t, s) < restartFrames {
 		put()
 	}
 	reader, err := s.r.BeginTx(ctx, nil)
@@ -134,6 +134,18 @@ func TestWriterSweepRestartsWAL(t *testing.T) {
 	if sp, err := s.SpaceGet(ctx, "s"); err != nil || sp.Head != seq {
 		t.Fatalf("SpaceGet = head %d, %v; want %d", sp.Head, err, seq)
 	}
+}
+
+// walFrames returns how many frames s's WAL file holds (whether or not
+// they are still live).
+func walFrames(t *testing.T, s *Store) int64 {
+	t.Helper()
+	fi, err := os.Stat(walFile(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const walHeader, frameHeader, pageSize = 32, 24, 4096
+	return max(fi.Size()-walHeader, 0) / (frameHeader + pageSize)
 }
 
 // walCheckpointSeq returns the checkpoint sequence number in the header

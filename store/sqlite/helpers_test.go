@@ -117,11 +117,16 @@ func commitOne(t *testing.T, s *Store, space string, c store.Commit, recs []stor
 	}
 }
 
-// seqs returns the seqs of rows.
-func seqs(rows []store.Row) []int64 {
+// seqs returns the seqs of rows (or of commits).
+func seqs[R interface{ store.Row | store.Commit }](rows []R) []int64 {
 	out := make([]int64, len(rows))
-	for i, r := range rows {
-		out[i] = r.Seq
+	for i := range rows {
+		switch r := any(&rows[i]).(type) {
+		case *store.Row:
+			out[i] = r.Seq
+		case *store.Commit:
+			out[i] = r.Seq
+		}
 	}
 	return out
 }

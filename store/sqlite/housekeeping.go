@@ -6,14 +6,15 @@ import (
 	"time"
 )
 
-const (
-	// sqlSeqBefore walks the retained commits of a space in seq order and
-	// stops at the first one not older than ?2; it reads the space row in
-	// the same statement, so head and commits agree.
-	sqlSeqBefore = `SELECT coalesce((SELECT c.seq - 1 FROM commits AS c
-WHERE c.space = spaces.id AND c.seq > spaces.horizon AND c.ts >= ?2 ORDER BY c.seq LIMIT 1), ` + spaceHead + `)
+// sqlSeqBefore walks the retained commits of a space in seq order and
+// stops at the first one not older than ?2; it reads the space row in
+// the same statement, so head and commits agree.
+var sqlSeqBefore = `SELECT coalesce((SELECT c.seq - 1 FROM commits AS c
+WHERE ` + ridRange("c.rid", ridBase("spaces.num"), "spaces.horizon", sqlLastSeq) + ` AND c.ts >= ?2
+ORDER BY c.rid LIMIT 1), ` + spaceHead + `)
 FROM spaces WHERE spaces.id = ?1`
 
+const (
 	// sqlExpireReceipts deletes the oldest receipts created before ?1, at
 	// most ?2 of them, through the receipts_created index.
 	sqlExpireReceipts = `DELETE FROM receipts WHERE (space, mutation_id) IN (

@@ -18,7 +18,7 @@ func (s *Store) CommitLanded(ctx context.Context, space string, seq, writeID int
 			return fmt.Errorf("space %q: %w", space, err)
 		}
 		var wid sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT write_id FROM commits WHERE space = ? AND seq = ?`, space, seq).Scan(&wid)
+		err := tx.QueryRowContext(ctx, `SELECT write_id FROM commits WHERE rid = `+ridBaseOf("?1")+` + ?2`, space, seq).Scan(&wid)
 		switch {
 		case errors.Is(err, sql.ErrNoRows) && seq <= horizon:
 			return fmt.Errorf("commit %d of %s was pruned", seq, space)

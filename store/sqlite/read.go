@@ -56,7 +56,7 @@ ORDER BY id LIMIT ?5`, p.Space, p.Type, p.After, p.AsOf, limitArg(p.Limit))
 // seq > after of a commit naming the key as its primary entity (index
 // commits_entity) or its second one (partial index commits_entity2), and
 // returns that commit's changes with the probe's position.
-const sqlFirstChanges = `WITH k AS (
+var sqlFirstChanges = `WITH k AS (
     SELECT j.key AS i, j.value ->> 0 AS type, j.value ->> 1 AS id, j.value ->> 2 AS after
     FROM json_each(?2) AS j
 ), f AS MATERIALIZED (
@@ -72,7 +72,7 @@ const sqlFirstChanges = `WITH k AS (
 )
 SELECT f.i, c.seq, c.changes
 FROM f CROSS JOIN commits AS c
-WHERE c.space = ?1 AND c.seq = min(coalesce(f.p, f.s), coalesce(f.s, f.p))`
+WHERE c.rid = ` + ridBaseOf("?1") + ` + min(coalesce(f.p, f.s), coalesce(f.s, f.p))`
 
 // FirstChangesAfter returns, for each key that has one, the first change
 // with seq > after that touched it, in one query. (Only a commit naming a
@@ -113,19 +113,21 @@ func (s *Store) firstChanges(ctx context.Context, space string, probes []firstch
 // rowsQuery builds the Rows statement. Its shape depends only on which
 // filters are set (values travel as JSON arrays through json_each), so the
 // statement cache holds few shapes. Type filters use +entity_type so that
-// only an entity filter reaches for the commits_entity index.
+// only an entity filter reaches for the commits_entity index; every other
+// read walks the space's range of rids.
 func rowsQuery(p *store.RowsParams) (string, []any, error) {
 	var b strings.Builder
 	args := []any{p.Space, p.Lo, p.Hi}
 	b.WriteString(`SELECT seq, ts, actor, op, entity_id, entity_type, payload FROM commits`)
 	f := &p.Filter
+	order := "rid"
 	if f.EntityType != "" {
-		b.WriteString(` INDEXED BY commits_entity`)
-	}
-	b.WriteString(` WHERE space = ? AND seq > ? AND seq <= ?`)
-	if f.EntityType != "" {
-		b.WriteString(` AND entity_type = ? AND entity_id = ?`)
+		b.WriteString(` INDEXED BY commits_entity WHERE space = ?1 AND seq > ?2 AND seq <= ?3`)
+		b.WriteString(` AND entity_type = ?4 AND entity_id = ?5`)
 		args = append(args, f.EntityType, f.EntityID)
+		order = "seq"
+	} else {
+		b.WriteString(` WHERE ` + ridRange("rid", ridBaseOf("?1"), "?2", "?3"))
 	}
 	lists := []struct {
 		col  string
@@ -150,11 +152,11 @@ func rowsQuery(p *store.RowsParams) (string, []any, error) {
 		b.WriteString(` AND ` + l.col + in + ` (SELECT value FROM json_each(?))`)
 		args = append(args, js)
 	}
+	b.WriteString(` ORDER BY ` + order)
 	if p.Desc {
-		b.WriteString(` ORDER BY seq DESC LIMIT ?`)
-	} else {
-		b.WriteString(` ORDER BY seq LIMIT ?`)
+		b.WriteString(` DESC`)
 	}
+	b.WriteString(` LIMIT ?`)
 	return b.String(), append(args, limitArg(p.Limit)), nil
 }
 
@@ -235,7 +237,7 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	}
 	query := `SELECT seq, ts, actor, op, entity_id, entity_type, payload, ` + receipt + `,
 	CASE WHEN ` + sqlReadChanges + ` THEN provenance END, CASE WHEN ` + sqlReadChanges + ` THEN changes END, change_count
-FROM commits WHERE space = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`
+FROM commits WHERE ` + sqlSeqsAfter + ` ORDER BY rid LIMIT ?3`
 	rows, err := s.rquery(ctx, query, p.Space, p.After, limitArg(p.Limit), only)
 	if err != nil {
 		return nil, wrap("raw commits", err)
@@ -291,9 +293,14 @@ func (s *Store) rawCommits(ctx context.Context, op, query string, args ...any) (
 	return raws, nil
 }
 
-const (
+// sqlSeqsAfter is the condition that a commits row is in the space ?1
+// with seq > ?2.
+var sqlSeqsAfter = ridRange("rid", ridBaseOf("?1"), "?2", sqlLastSeq)
+
+// The reads of whole commits with seq > ?2 in the space ?1, at most ?3.
+var (
 	sqlCommits = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance, changes
-FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
+FROM commits WHERE ` + sqlSeqsAfter + ` ORDER BY rid LIMIT ?3`
 	sqlCommitsNoReceipts = `SELECT seq, ts, actor, op, entity_id, entity_type, payload, '', provenance, changes
-FROM commits WHERE space = ? AND seq > ? ORDER BY seq LIMIT ?`
+FROM commits WHERE ` + sqlSeqsAfter + ` ORDER BY rid LIMIT ?3`
 )

@@ -12,21 +12,24 @@ import (
 
 // spaceHead is the head of the space row named spaces: the greater of
 // its stored head and the seq of its last commit, read at the end of its
-// range of the commits primary key. A commit does not store the head (an
-// update of the spaces row would add its page to every commit's WAL
-// frames, one in seven of a single put's): spaces.head is the head at the
-// space's creation or its last prune, which stores it before deleting
-// commits, so the head never moves back.
-const spaceHead = `max(spaces.head,
-    coalesce((SELECT max(c.seq) FROM commits AS c WHERE c.space = spaces.id), 0))`
+// range of rids. A commit does not store the head (an update of the
+// spaces row would add its page to every commit's WAL frames, one in
+// seven of a single put's): spaces.head is the head at the space's
+// creation or its last prune, which stores it before deleting commits,
+// so the head never moves back.
+var spaceHead = `max(spaces.head,
+    coalesce((SELECT c.seq FROM commits AS c WHERE ` + ridRange("c.rid", ridBase("spaces.num"), "0", sqlLastSeq) + `
+        ORDER BY c.rid DESC LIMIT 1), 0))`
 
 // spaceCols are the columns scanSpace reads, from a row named spaces.
-const spaceCols = `id, ` + spaceHead + `, horizon, epoch, schema_version, created_at`
+var spaceCols = `id, ` + spaceHead + `, horizon, epoch, schema_version, created_at`
 
-func scanSpace(sc scanner) (store.Space, error) {
+// scanSpace scans the columns of spaceCols, then into extra any that
+// follow them.
+func scanSpace(sc scanner, extra ...any) (store.Space, error) {
 	var sp store.Space
 	var created int64
-	err := sc.Scan(&sp.ID, &sp.Head, &sp.Horizon, &sp.Epoch, &sp.SchemaVersion, &created)
+	err := sc.Scan(append([]any{&sp.ID, &sp.Head, &sp.Horizon, &sp.Epoch, &sp.SchemaVersion, &created}, extra...)...)
 	sp.CreatedAt = fromMicros(created)
 	return sp, err
 }
@@ -34,8 +37,8 @@ func scanSpace(sc scanner) (store.Space, error) {
 // SpaceCreate creates a space at head 0, horizon 0; ErrExists if it exists.
 func (s *Store) SpaceCreate(ctx context.Context, id, epoch string) (store.Space, error) {
 	sp := store.Space{ID: id, Epoch: epoch, CreatedAt: now()}
-	st, err := s.wstmts.get(ctx, s.w, `INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at)
-VALUES (?, 0, 0, ?, 0, ?) ON CONFLICT DO NOTHING`)
+	st, err := s.wstmts.get(ctx, s.w, `INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at, num)
+VALUES (?, 0, 0, ?, 0, ?, (SELECT coalesce(max(num), 0) + 1 FROM spaces)) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return sp, wrap("create space", err)
 	}
@@ -111,7 +114,7 @@ WHERE id = ? RETURNING `+spaceCols, through, id))
 
 // pruneQueries delete a space's rows with seq <= through.
 var pruneQueries = []string{
-	`DELETE FROM commits WHERE space = ? AND seq <= ?`,
+	`DELETE FROM commits WHERE ` + ridRange("rid", ridBaseOf("?1"), "0", "?2"),
 	sqlPruneDeliveries,
 	sqlPruneErrors,
 	sqlPruneRootCounts,

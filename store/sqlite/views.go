@@ -26,8 +26,10 @@ UNION SELECT space, id FROM view_session_pages WHERE expires_at < ?1 LIMIT ?2`
 	sqlViewSessionDelete = `DELETE FROM view_sessions WHERE space = ? AND id = ?`
 	sqlViewPagesDelete   = `DELETE FROM view_session_pages WHERE space = ? AND id = ?`
 	sqlViewOpen          = `SELECT count(*) FROM view_sessions WHERE expires_at >= ?`
-	sqlEpochRotate       = `UPDATE spaces SET epoch = ? WHERE id = ? RETURNING ` + spaceCols
 )
+
+// sqlEpochRotate sets a space's epoch and returns the space.
+var sqlEpochRotate = `UPDATE spaces SET epoch = ? WHERE id = ? RETURNING ` + spaceCols
 
 // ViewSessionPagesPut stores pages of a session being materialized, in
 // one write transaction.

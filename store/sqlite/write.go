@@ -17,10 +17,12 @@ import (
 // can only be rolled back.
 var ErrTxFailed = errors.New("write transaction failed")
 
+// sqlLockSpace reads the space row, and its number for the rids, as a
+// write transaction's first statement.
+var sqlLockSpace = `SELECT ` + spaceCols + `, num FROM spaces WHERE id = ?`
+
 // Write statements, prepared once on the write connection.
 const (
-	sqlLockSpace = `SELECT ` + spaceCols + ` FROM spaces WHERE id = ?`
-
 	sqlLoadEntities = `SELECT e.type, e.id, e.version, e.kind, e.properties, e.links,
        e.group_versions, e.created_at, e.updated_at
 FROM json_each(?2) AS j
@@ -36,8 +38,8 @@ WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
 	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
-entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, change_count, write_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, change_count, write_id, rid)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	sqlUpsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
 group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -104,6 +106,7 @@ type writeTx struct {
 	s        *Store
 	tx       *sql.Tx
 	space    store.Space
+	num      int64 // the space's number, the high bits of its commits' rids
 	entities map[store.EntityKey]store.Record
 	receipts map[string]store.StoredReceipt
 	clients  map[string]store.PushClient
@@ -140,7 +143,7 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 	if err != nil {
 		return err
 	}
-	if t.space, err = scanSpace(st.QueryRowContext(ctx, p.Space)); err != nil {
+	if t.space, err = scanSpace(st.QueryRowContext(ctx, p.Space), &t.num); err != nil {
 		return fmt.Errorf("space %q: %w", p.Space, err)
 	}
 	if t.entities, err = t.loadEntities(ctx, p.Entities); err != nil {
@@ -324,7 +327,7 @@ type appendArgs struct {
 func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendArgs, error) {
 	var a appendArgs
 	var err error
-	if a.commit, err = commitArgs(t.space.ID, c, t.writeID); err != nil {
+	if a.commit, err = commitArgs(t.space.ID, ridOf(t.num, c.Seq), c, t.writeID); err != nil {
 		return a, err
 	}
 	a.records = make([][]any, len(records))
@@ -346,9 +349,9 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	return a, nil
 }
 
-// commitArgs are the insert arguments of a commit row; a writeID of 0
-// stores NULL.
-func commitArgs(space string, c *store.Commit, writeID int64) ([]any, error) {
+// commitArgs are the insert arguments of a commit row at rid; a writeID
+// of 0 stores NULL.
+func commitArgs(space string, rid int64, c *store.Commit, writeID int64) ([]any, error) {
 	second, err := rowcodec.SecondEntity(c)
 	if err != nil {
 		return nil, err
@@ -375,7 +378,7 @@ func commitArgs(space string, c *store.Commit, writeID int64) ([]any, error) {
 	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
 		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes,
-		len(c.Changes), wid}, nil
+		len(c.Changes), wid, rid}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {

@@ -18,7 +18,7 @@ var batchSizes = []int{64, 32, 16, 8, 4, 2}
 
 // The multi-row forms of the three append statements, by row count.
 var (
-	insertCommitsN  = multiRow(sqlInsertCommit, 17, "")
+	insertCommitsN  = multiRow(sqlInsertCommit, 18, "")
 	upsertEntitiesN = multiRow(sqlUpsertEntity, 10, "ON CONFLICT")
 	upsertReceiptsN = multiRow(sqlUpsertReceipt, 5, "ON CONFLICT")
 )
