@@ -63,7 +63,12 @@ func run(ctx context.Context, opts options, logger *slog.Logger) error {
 		}
 		logger.Info("scenario start", "id", id)
 		t := time.Now()
+		cpu0, ok0 := readCPUTimes()
 		sec, err := profiled(opts.profile, id, func() (report.Section, error) { return scenarios[id](ctx, c) })
+		cpu1, ok1 := readCPUTimes()
+		if note := stealNote(cpu0, cpu1, ok0 && ok1); note != "" {
+			sec.Notes = append(sec.Notes, note)
+		}
 		sec.ID = id
 		if err != nil {
 			sec.Err = err.Error()
