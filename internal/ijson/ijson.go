@@ -268,6 +268,15 @@ func (k *keySet) add(key []byte) bool {
 	return true
 }
 
+// plain marks the bytes a string holds as themselves: printable ASCII
+// other than the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str scans a string at s.i; with decode it returns its unescaped value
 // (the text's own bytes when it has no escape).
 func (s *scanner) str(decode bool) ([]byte, error) {
@@ -275,6 +284,15 @@ func (s *scanner) str(decode bool) ([]byte, error) {
 	start := s.i
 	var out []byte // the unescaped value once an escape is seen
 	for s.i < len(s.b) {
+		if out == nil { // the common run: bytes that stand for themselves
+			i, b := s.i, s.b
+			for i < len(b) && plain[b[i]] {
+				i++
+			}
+			if s.i = i; i == len(b) {
+				break
+			}
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
