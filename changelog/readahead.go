@@ -12,11 +12,13 @@ import (
 // Read-ahead for sequential raw pullers. A reader that pulls page after
 // page (GET .../log, each request starting at the previous page's
 // NextCursor) asks for the next page only after it has received and
-// handled the current one. PullRaw therefore reads that next page in the
-// background as soon as it has answered a page that follows the previous
-// one, while the caller encodes and sends it; the next PullRaw at that
-// position takes the page instead of reading it. A one-off pull (not at
-// the last answer's NextCursor) reads nothing ahead.
+// handled the current one. PullRaw therefore reads that next page, and
+// the one after it, in the background as soon as it has answered a page
+// that follows the previous one, while the caller encodes and sends it;
+// the next PullRaw at that position takes the page instead of reading it.
+// The two reads run at once (on PostgreSQL, on two connections): with
+// one page ahead, the server still waited for two pages in three. A
+// one-off pull (not at the last answer's NextCursor) reads nothing ahead.
 //
 // A page read ahead is as good as one read later: commits are immutable,
 // and the caller checks the space (readable) before using it, so a prune
@@ -37,13 +39,19 @@ type pullAhead struct {
 	closed bool // guarded by mu
 }
 
+// aheadDepth is how many pages a sequential reader has read ahead: the
+// next one, and the one after it where pages have kept one size (so its
+// start is known), each on its own connection.
+const aheadDepth = 2
+
 // aheadSpace is one space's read-ahead state.
 type aheadSpace struct {
 	// next is the NextCursor of the last page answered.
 	next int64
-	// page is the read of the commits after next, nil when none.
-	page *aheadRead
-	at   time.Time
+	// pages are the reads in flight or done, in seq order: the first
+	// after next, the rest where the pages before them would end.
+	pages []*aheadRead
+	at    time.Time
 }
 
 // aheadRead is one page read ahead: params, then the result once done
@@ -60,8 +68,13 @@ func (a *pullAhead) take(p store.CommitsParams) ([]store.RawCommit, bool) {
 	a.mu.Lock()
 	sp := a.spaces[p.Space]
 	var r *aheadRead
-	if sp != nil && sp.page != nil && sameParams(sp.page.p, p) {
-		r, sp.page = sp.page, nil
+	if sp != nil {
+		for i, q := range sp.pages {
+			if sameParams(q.p, p) {
+				r, sp.pages = q, sp.pages[i+1:]
+				break
+			}
+		}
 	}
 	a.mu.Unlock()
 	if r == nil {
@@ -101,17 +114,27 @@ func (a *pullAhead) answered(l *Log, p store.CommitsParams, next int64, more boo
 	sequential := sp.next == p.After
 	sp.next, sp.at = next, now
 	if !sequential || !more {
+		sp.pages = nil
 		return
 	}
-	r := &aheadRead{p: p, done: make(chan struct{})}
-	r.p.After = next
-	sp.page = r
-	go func() {
-		defer close(r.done)
-		ctx, cancel := context.WithTimeout(a.ctx, aheadTTL)
-		defer cancel()
-		r.commits, r.err = l.st.RawCommits(ctx, r.p)
-	}()
+	step := next - p.After
+	for i, after := 0, next; i < aheadDepth; i, after = i+1, after+step {
+		if i < len(sp.pages) {
+			if sp.pages[i].p.After == after {
+				continue
+			}
+			sp.pages = sp.pages[:i]
+		}
+		r := &aheadRead{p: p, done: make(chan struct{})}
+		r.p.After = after
+		sp.pages = append(sp.pages, r)
+		go func() {
+			defer close(r.done)
+			ctx, cancel := context.WithTimeout(a.ctx, aheadTTL)
+			defer cancel()
+			r.commits, r.err = l.st.RawCommits(ctx, r.p)
+		}()
+	}
 }
 
 // close stops the reads in flight and forgets every page.

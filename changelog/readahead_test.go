@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -130,5 +132,93 @@ func TestSplitRaw(t *testing.T) {
 	}
 	if cursor != sp.Head {
 		t.Errorf("the split pages end at %d, the head is %d", cursor, sp.Head)
+	}
+}
+
+// aheadStore counts the raw reads made for the caller (ctx marked) and
+// reports the start of every other one: the reads ahead.
+type aheadStore struct {
+	store.Store
+	direct atomic.Int64
+	ahead  chan int64
+}
+
+type callerKey struct{}
+
+func (s *aheadStore) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.RawCommit, error) {
+	if ctx.Value(callerKey{}) != nil {
+		s.direct.Add(1)
+	} else {
+		s.ahead <- p.After
+	}
+	return s.Store.RawCommits(ctx, p)
+}
+
+// TestPullRawReadsTwoPagesAhead: once a puller is sequential, its page
+// starts the reads of the two pages after it (the second where the pages
+// have kept their size), the next page is taken from them, and a read
+// away from the sequence starts none.
+func TestPullRawReadsTwoPagesAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.WithValue(context.Background(), callerKey{}, true)
+	base, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	if err := base.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := &aheadStore{Store: base, ahead: make(chan int64, 16)}
+	lg := changelog.New(st, changelog.Options{})
+	defer lg.Close()
+	if _, err := lg.CreateSpace(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		m := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: fmt.Sprint("t", i), Properties: json.RawMessage(`{"n":1}`)}
+		if _, err := lg.Write(ctx, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAhead := func(afters ...int64) {
+		t.Helper()
+		got := map[int64]bool{}
+		for range afters {
+			select {
+			case a := <-st.ahead:
+				got[a] = true
+			case <-time.After(time.Minute):
+				t.Fatalf("reads ahead started after %v, want %v", got, afters)
+			}
+		}
+		for _, a := range afters {
+			if !got[a] {
+				t.Fatalf("reads ahead started after %v, want %v", got, afters)
+			}
+		}
+	}
+	pull := func(after int64, direct int64) {
+		t.Helper()
+		p, err := lg.PullRaw(ctx, "s", after, 4)
+		if err != nil || len(p.Commits) != 4 || p.Commits[0].Seq != after+1 {
+			t.Fatalf("page after %d: %d commits, %v", after, len(p.Commits), err)
+		}
+		if got := st.direct.Load(); got != direct {
+			t.Fatalf("after the page after %d: %d direct reads, want %d", after, got, direct)
+		}
+	}
+	pull(0, 1) // a first page: no sequence yet
+	pull(4, 2)
+	wantAhead(8, 12)
+	pull(8, 2) // taken from the read ahead
+	wantAhead(16)
+	pull(12, 2)
+	wantAhead(20)
+	pull(5, 3) // away from the sequence: read directly, nothing ahead
+	select {
+	case a := <-st.ahead:
+		t.Fatalf("a page away from the sequence started a read ahead after %d", a)
+	default:
 	}
 }
