@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/store"
