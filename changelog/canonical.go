@@ -189,6 +189,28 @@ func kindOfValue(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// kindOfText is kindOfValue of what a JSON text ijson.Check accepted
+// decodes to, read from its first byte.
+func kindOfText(raw []byte) string {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	if len(t) == 0 {
+		return "empty"
+	}
+	switch t[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
 // canonicalEqual reports whether two decoded values encode identically.
 func canonicalEqual(a, b any) bool {
 	return bytes.Equal(encodeCanonical(a), encodeCanonical(b))

@@ -136,6 +136,10 @@ func hasJSON(raw json.RawMessage) bool {
 	return len(t) > 0 && string(t) != "null"
 }
 
+// validateObject checks that raw is one JSON object the strict gate
+// accepts. ijson.Check refuses trailing data and accepts only what
+// encoding/json decodes, so what is left to check is the value's kind,
+// which its first byte tells: the object need not be decoded.
 func validateObject(field string, raw json.RawMessage) error {
 	if !hasJSON(raw) {
 		return fieldError(field, "required (a JSON object)")
@@ -143,8 +147,8 @@ func validateObject(field string, raw json.RawMessage) error {
 	if err := ijson.Check(raw); err != nil {
 		return ijsonProblem(field, err).With("field", field)
 	}
-	if _, err := decodeObject(raw); err != nil {
-		return fieldError(field, "%v", err)
+	if kind := kindOfText(raw); kind != "object" {
+		return fieldError(field, "not a JSON object: %s", kind)
 	}
 	return nil
 }

@@ -225,3 +225,27 @@ func FuzzDecodeMutations(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateObjectKinds: a properties value the strict gate accepts
+// but that is not an object is refused naming the kind decoding it would
+// give, without decoding it.
+func TestValidateObjectKinds(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{`[1]`, ` "x"`, `1.5`, `-0`, `true`, `false`, "\n[]", `{"a":[1]}`, ` {}`} {
+		v, err := decodeJSON([]byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		want := kindOfValue(v)
+		if got := kindOfText([]byte(text)); got != want {
+			t.Errorf("kindOfText(%q) = %s, decoding gives %s", text, got, want)
+		}
+		err = validateObject("properties", json.RawMessage(text))
+		switch {
+		case want == "object" && err != nil:
+			t.Errorf("%q: %v, want accepted", text, err)
+		case want != "object" && (err == nil || !strings.Contains(err.Error(), "not a JSON object: "+want)):
+			t.Errorf("%q: %v, want not a JSON object: %s", text, err, want)
+		}
+	}
+}
