@@ -22,25 +22,7 @@ import (
 func TestPullRawReadAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	lg := changelog.New(st, changelog.Options{})
-	defer lg.Close()
-	if _, err := lg.CreateSpace(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 25 {
-		m := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: fmt.Sprint("t", i), Properties: json.RawMessage(`{"n":1}`)}
-		if _, err := lg.Write(ctx, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	lg := pullLog(t, func(st store.Store) store.Store { return st })
 	encode := func(p changelog.RawPullPage) string {
 		return string(p.AppendJSON(nil))
 	}
@@ -135,6 +117,33 @@ func TestSplitRaw(t *testing.T) {
 	}
 }
 
+// pullLog returns a log on a fresh SQLite store (wrapped by wrap) whose
+// space "s" holds 25 single-put commits.
+func pullLog(t *testing.T, wrap func(store.Store) store.Store) *changelog.Log {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lg := changelog.New(wrap(st), changelog.Options{})
+	t.Cleanup(func() { _ = lg.Close() })
+	if _, err := lg.CreateSpace(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		m := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: fmt.Sprint("t", i), Properties: json.RawMessage(`{"n":1}`)}
+		if _, err := lg.Write(ctx, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lg
+}
+
 // aheadStore counts the raw reads made for the caller (ctx marked) and
 // reports the start of every other one: the reads ahead.
 type aheadStore struct {
@@ -161,26 +170,11 @@ func (s *aheadStore) RawCommits(ctx context.Context, p store.CommitsParams) ([]s
 func TestPullRawReadsTwoPagesAhead(t *testing.T) {
 	t.Parallel()
 	ctx := context.WithValue(context.Background(), callerKey{}, true)
-	base, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer base.Close()
-	if err := base.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	st := &aheadStore{Store: base, ahead: make(chan int64, 16)}
-	lg := changelog.New(st, changelog.Options{})
-	defer lg.Close()
-	if _, err := lg.CreateSpace(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 25 {
-		m := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: fmt.Sprint("t", i), Properties: json.RawMessage(`{"n":1}`)}
-		if _, err := lg.Write(ctx, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var st *aheadStore
+	lg := pullLog(t, func(base store.Store) store.Store {
+		st = &aheadStore{Store: base, ahead: make(chan int64, 16)}
+		return st
+	})
 	wantAhead := func(afters ...int64) {
 		t.Helper()
 		got := map[int64]bool{}
