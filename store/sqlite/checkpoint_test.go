@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -140,12 +141,24 @@ func TestWriterSweepRestartsWAL(t *testing.T) {
 // they are still live).
 func walFrames(t *testing.T, s *Store) int64 {
 	t.Helper()
-	fi, err := os.Stat(walFile(t, s))
+	f, err := os.Open(walFile(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const walHeader, frameHeader, pageSize = 32, 24, 4096
-	return max(fi.Size()-walHeader, 0) / (frameHeader + pageSize)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := make([]byte, walHeader)
+	switch _, err := io.ReadFull(f, hdr); {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return 0 // no header yet: no frames
+	case err != nil:
+		t.Fatal(err)
+	}
+	pageSize := int64(binary.BigEndian.Uint32(hdr[8:12]))
+	return (fi.Size() - walHeader) / (frameHeader + pageSize)
 }
 
 // walCheckpointSeq returns the checkpoint sequence number in the header

@@ -44,6 +44,10 @@ func tablePages(t *testing.T, s *Store, name string) map[uint32]bool {
 	return pages
 }
 
+// The sizes of a WAL file's header and of each frame's header; the page
+// size is the header's big-endian word at offset 8.
+const walHeader, frameHeader = 32, 24
+
 // walPages returns the page number of every frame in s's WAL file.
 func walPages(t *testing.T, s *Store) []uint32 {
 	t.Helper()
@@ -51,7 +55,6 @@ func walPages(t *testing.T, s *Store) []uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const walHeader, frameHeader = 32, 24
 	pageSize := int(binary.BigEndian.Uint32(wal[8:12]))
 	var pages []uint32
 	for off := walHeader; off+frameHeader+pageSize <= len(wal); off += frameHeader + pageSize {
