@@ -1,11 +1,14 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -104,4 +107,82 @@ func TestCatchUpReadsWatchedTypes(t *testing.T) {
 			t.Fatalf("deliveries of rows\nnarrow %v\nwide   %v", narrow, wide)
 		}
 	})
+}
+
+// TestCatchUpReadsTwoPagesAhead: a trigger catching up reads the two
+// pages after the one it judges at once (the second where the page
+// before it was whole), and the deliveries are those of reading page by
+// page. The store holds every catch-up read past the first until both
+// pages ahead have been asked for, so a catch-up reading one page ahead
+// never gets there.
+func TestCatchUpReadsTwoPagesAhead(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, open opener) {
+		opts := testOptions()
+		opts.Batch = 4
+		page := opts.Batch * engine.CatchUpPages
+		st := &gatedReads{Store: open(t), limit: page + 1, started: make(chan int64, 64), gate: make(chan struct{})}
+		e := newEnv(t, st, opts)
+		e.noop()
+		rows := 4*page + 5
+		for i := range rows {
+			e.write(put("task", fmt.Sprint("t", i), map[string]any{"n": i}))
+		}
+		e.trigger("sparse", `{"source":{"changes":{"types":["task"],"when":"int(entity.properties.n) % 50 == 0"}},"function":"noop","start":"beginning"}`)
+		want := []int64{int64(page), int64(2 * page)}
+		var got []int64
+		timeout := time.After(20 * time.Second)
+		for len(got) < len(want) {
+			select {
+			case after := <-st.started:
+				got = append(got, after)
+			case <-timeout:
+				t.Fatalf("catch-up reads in flight after the first page: %v, want %v at once", got, want)
+			}
+		}
+		if slices.Sort(got); !slices.Equal(got, want) {
+			t.Fatalf("catch-up reads after the first page: %v, want %v", got, want)
+		}
+		close(st.gate)
+		e.settle("sparse")
+		var seqs []int64
+		for _, d := range e.deliveries("sparse") {
+			seqs = append(seqs, d.Seq)
+		}
+		slices.Sort(seqs)
+		var wantSeqs []int64
+		for i := 0; i < rows; i += 50 {
+			wantSeqs = append(wantSeqs, int64(i+1))
+		}
+		if !slices.Equal(seqs, wantSeqs) {
+			t.Fatalf("deliveries of rows %v, want %v", seqs, wantSeqs)
+		}
+	})
+}
+
+// gatedReads holds the evaluator's catch-up reads (RawCommits of limit
+// rows without receipts: a page's commits and one more, to learn whether
+// more follow) past the first page until gate is closed, reporting where
+// each starts on started.
+type gatedReads struct {
+	store.Store
+	limit   int
+	started chan int64
+	gate    chan struct{}
+}
+
+func (s *gatedReads) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.RawCommit, error) {
+	if p.Limit == s.limit && p.NoReceipts && p.After > 0 {
+		select {
+		case <-s.gate:
+		default:
+			s.started <- p.After
+			select {
+			case <-s.gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	return s.Store.RawCommits(ctx, p)
 }

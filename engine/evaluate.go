@@ -71,7 +71,7 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	}
 	end := lastSeq(pages[len(pages)-1])
 	if more {
-		sr.readAhead(ctx, end, opts)
+		sr.readAhead(ctx, end, end-lo, opts)
 	}
 	batches, matched, rows := newBatches(active), map[int64]*store.Commit{}, 0
 	spent := map[int64]causality.Spent{}
@@ -110,11 +110,11 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 // pages; their deliveries, errors and cursor moves share one
 // transaction, so a catch-up pays one read and one commit for up to
 // catchUpPages batches (fewer once Batch deliveries and errors wait).
-// A space catching up holds two reads (the one judged and the one read
-// ahead) of up to 16 batches of the default 1,000 rows: about 15 MB when
-// every row is read whole at ~470 bytes (a one-put commit without its
-// receipt), a fifth of that when most rows are of types no trigger names
-// (evalPull). 16 instead of 8 made a catch-up on PostgreSQL about 18%
+// A space catching up holds three reads (the one judged and the
+// aheadDepth read ahead) of up to 16 batches of the default 1,000 rows:
+// about 22 MB when every row is read whole at ~470 bytes (a one-put
+// commit without its receipt), a fifth of that when most rows are of
+// types no trigger names (evalPull). 16 instead of 8 made a catch-up on PostgreSQL about 18%
 // faster (half the reads and commits).
 const catchUpPages = 16
 
@@ -153,18 +153,31 @@ type prefetch struct {
 	err   error
 }
 
+// aheadDepth is how many pages a catch-up reads ahead: the next one and,
+// where the page just read was as long as its window (so the next one
+// ends where it started plus that step), the one after it. The two
+// reads run at once: on PostgreSQL on two connections, so the server
+// serves the second page on the other core while eddy reads the first
+// and judges the current one. With one page ahead, a catch-up on
+// PostgreSQL waited on the server's page reads, which take longer than
+// judging them.
+const aheadDepth = 2
+
 // read returns the page after the position, from the read-ahead when it
 // read that position with the same options (the active triggers may
 // have changed since: a page read for fewer types would lack changes
-// now needed).
+// now needed). Pages read ahead of the one taken stay; the others are
+// dropped.
 func (sr *spaceRun) read(ctx context.Context, after int64, opts changelog.PullOptions) (changelog.RawPullPage, error) {
-	if p := sr.ahead; p != nil {
-		sr.ahead = nil
+	ahead := sr.ahead
+	sr.ahead = nil
+	for i, p := range ahead {
 		if p.after == after && sameTypes(p.opts.ChangesOf, opts.ChangesOf) {
-			<-p.done
-			if p.err == nil {
+			sr.ahead = ahead[i+1:]
+			if <-p.done; p.err == nil {
 				return p.page, nil
 			}
+			break
 		}
 	}
 	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, opts)
@@ -185,14 +198,30 @@ func evalPull(idx *triggers.Index) changelog.PullOptions {
 // sameTypes reports whether two ChangesOf read the same changes.
 func sameTypes(a, b []string) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
 
-// readAhead starts reading the page after the position.
-func (sr *spaceRun) readAhead(ctx context.Context, after int64, opts changelog.PullOptions) {
-	p := &prefetch{after: after, opts: opts, done: make(chan struct{})}
-	sr.ahead = p
-	sr.wg.Go(func() {
-		defer close(p.done)
-		p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, opts)
-	})
+// readAhead starts reading the aheadDepth pages after the position (the
+// end of the page being judged, step after its start), keeping the
+// reads already under way at the same positions.
+func (sr *spaceRun) readAhead(ctx context.Context, after, step int64, opts changelog.PullOptions) {
+	full := step == int64(sr.e.opts.Batch*catchUpPages)
+	for i := range aheadDepth {
+		if i > 0 && !full {
+			return
+		}
+		if i < len(sr.ahead) {
+			if p := sr.ahead[i]; p.after == after && sameTypes(p.opts.ChangesOf, opts.ChangesOf) {
+				after += step
+				continue
+			}
+			sr.ahead = sr.ahead[:i]
+		}
+		p := &prefetch{after: after, opts: opts, done: make(chan struct{})}
+		sr.ahead = append(sr.ahead, p)
+		sr.wg.Go(func() {
+			defer close(p.done)
+			p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, p.after, sr.e.opts.Batch*catchUpPages, opts)
+		})
+		after += step
+	}
 }
 
 // judgeInto judges decoded rows for the triggers of out (the index may

@@ -54,3 +54,6 @@ func PauseEvaluator(e *Engine, space string) (resume func(), ok bool) {
 		sr.wake()
 	}, true
 }
+
+// CatchUpPages is how many batches one catch-up read holds.
+const CatchUpPages = catchUpPages

@@ -30,8 +30,8 @@ type spaceRun struct {
 	index *triggers.Index  // guarded by mu
 	// indexed lists the trigger definitions index was built from.
 	indexed map[string]*triggers.Trigger // guarded by mu
-	// ahead is the page being read ahead, if any.
-	ahead *prefetch // guarded by mu
+	// ahead are the pages being read ahead, in seq order (readAhead).
+	ahead []*prefetch // guarded by mu
 	// stopped is set by stop: the in-commit path judges nothing more.
 	stopped bool // guarded by mu
 	// through is a head every active change trigger's cursor had reached
