@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,18 +23,52 @@ const (
 	MaxNameLen = 128
 )
 
-var (
-	typeNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z0-9-]+)*$`)
-	idRE       = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-)
-
 // ValidTypeName reports whether s is a valid type name:
-// [a-z][a-z0-9-]*(\.[a-z0-9-]+)*, at most 128 characters.
-func ValidTypeName(s string) bool { return len(s) <= MaxNameLen && typeNameRE.MatchString(s) }
+// [a-z][a-z0-9-]*(\.[a-z0-9-]+)*, at most 128 characters. It runs on
+// every name of every write, so it scans bytes rather than run a regular
+// expression (the test checks it against one).
+func ValidTypeName(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameLen || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	dot := false // the byte before was a dot
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if dot {
+				return false
+			}
+			dot = true
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-':
+			dot = false
+		default:
+			return false
+		}
+	}
+	return !dot
+}
 
 // ValidID reports whether s is a valid entity id: [A-Za-z0-9._:-]{1,128},
 // except "." and "..", which a URL path cannot carry as a segment.
-func ValidID(s string) bool { return s != "." && s != ".." && idRE.MatchString(s) }
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameLen || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !idByte[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// idByte marks the bytes an entity id may hold.
+var idByte = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") {
+		t[c] = true
+	}
+	return t
+}()
 
 // EngineType reports whether typ is in the engine's namespace "eddy."
 // (eddy.trigger, eddy.delivery and any later one): rows of these types

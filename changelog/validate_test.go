@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,28 @@ func TestMutationNames(t *testing.T) {
 			t.Errorf("ValidID(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// The names' grammars as regular expressions: ValidTypeName and ValidID
+// must agree with them on every string.
+var (
+	typeNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(\.[a-z0-9-]+)*$`)
+	idRE       = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+)
+
+// FuzzNames checks ValidTypeName and ValidID against their grammars.
+func FuzzNames(f *testing.F) {
+	for _, s := range []string{"task", "a.b-c.d1", "a..b", "a.", ".", "..", "...", "A.b_c:d-E", "é", "\xff", strings.Repeat("a", 129)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidTypeName(s), len(s) <= MaxNameLen && typeNameRE.MatchString(s); got != want {
+			t.Errorf("ValidTypeName(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := ValidID(s), s != "." && s != ".." && idRE.MatchString(s); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", s, got, want)
+		}
+	})
 }
 
 func TestValidateMutation(t *testing.T) {
