@@ -41,7 +41,7 @@ func TestEntityLoadsProbeKey(t *testing.T) {
 		args      []any
 	}{
 		{"load", entitiesQ, keys},
-		{"check", expectEntitiesQ, append(keys[:3:3], []int64{1, 1}, []string{"live", "live"})},
+		{"check", claimQueries[0][checkMany], append([]any{"s", int64(0), int64(0), int64(1)}, keys[1], keys[2], []int64{1, 1}, []string{"live", "live"})},
 	} {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan := explain(t, s, mode, q.sql, q.args)
