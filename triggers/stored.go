@@ -253,7 +253,9 @@ func storedRecord(text []byte) (ref.Val, error) {
 	c := ijson.NewCursor(text)
 	err := scanObject(&c, recordKeys, func(k int) (err error) {
 		switch k {
-		case 0, 1, 3:
+		case 3:
+			f[k], err = storedProperties(&c)
+		case 0, 1:
 			f[k], err = celJSON(&c)
 		case 2:
 			f[k], err = celInt(&c)
@@ -268,6 +270,19 @@ func storedRecord(text []byte) (ref.Val, error) {
 		return nil, err
 	}
 	return recordCEL(f[0], f[1], f[2], f[3], f[4]), nil
+}
+
+// storedProperties reads a snapshot's properties: an object as a
+// storedObject over its text, any other value as celJSON reads it.
+func storedProperties(c *ijson.Cursor) (ref.Val, error) {
+	if c.Peek() != '{' {
+		return celJSON(c)
+	}
+	text, err := c.Value()
+	if err != nil {
+		return nil, err
+	}
+	return &storedObject{text: text}, nil
 }
 
 // emptyMap and emptyList are the CEL values of absent properties and

@@ -35,7 +35,52 @@ func storedAgrees(t *testing.T, row store.Row, changes []byte) (scanned bool) {
 			t.Fatalf("%s of %q (row %s/%s):\n scanned %s\n decoded %s", s.name, changes, row.Type, row.EntityID, g, w)
 		}
 	}
+	programsAgree(t, raw)
 	return got.stored
+}
+
+// propertyReads are `when`s that read a snapshot's properties every way a
+// CEL map is read: a first lookup (which a stored snapshot answers by
+// scanning its text), a second, membership, indexing, size, equality,
+// iteration and conversion.
+var propertyReads = func() []*Program {
+	var out []*Program
+	for _, src := range []string{
+		`has(entity.properties.n)`,
+		`entity.properties.n == entity.properties.n`,
+		`entity.properties.title == "row 1" || entity.properties.n > 0.0`,
+		`'title' in entity.properties`,
+		`entity.properties['é'] != null`,
+		`entity.properties['a<b'] == before.properties['a<b']`,
+		`size(entity.properties) > 1`,
+		`entity.properties == before.properties`,
+		`entity.properties.exists(k, k == 'n')`,
+		`has(entity.properties.n.title)`,
+		`type(entity.properties) == map && dyn(entity.properties) != {}`,
+		`string(entity.properties.title) != ''`,
+	} {
+		p, err := Compile("when", src)
+		if err != nil {
+			panic(fmt.Sprintf("%s: %v", src, err))
+		}
+		out = append(out, p)
+	}
+	return out
+}()
+
+// programsAgree checks that every propertyReads program judges the
+// commit's scanned snapshots as it judges them decoded by encoding/json:
+// the same stance and the same error.
+func programsAgree(t *testing.T, raw store.RawCommit) {
+	t.Helper()
+	for _, p := range propertyReads {
+		want := &vars{in: Subject{Row: &raw.Row}}
+		want.decodeRaw(&raw)
+		w, g := p.eval(want), p.eval(newVars(SubjectOfRaw(&raw)))
+		if g.Stance != w.Stance || fmt.Sprint(g.Err) != fmt.Sprint(w.Err) {
+			t.Fatalf("%s on %q:\n scanned %v %v\n decoded %v %v", p, raw.Changes, g.Stance, g.Err, w.Stance, w.Err)
+		}
+	}
 }
 
 // celDump prints a CEL value with its types, map keys sorted.
