@@ -39,6 +39,7 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	defer sr.mu.Unlock()
 	active := sr.activeChange()
 	if len(active) == 0 {
+		sr.ahead = nil // no reader left for the pages read ahead
 		return false, nil
 	}
 	lo := int64(-1)
