@@ -115,8 +115,8 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 // aheadDepth read ahead) of up to 16 batches of the default 1,000 rows:
 // about 22 MB when every row is read whole at ~470 bytes (a one-put
 // commit without its receipt), a fifth of that when most rows are of
-// types no trigger names (evalPull). 16 instead of 8 made a catch-up on PostgreSQL about 18%
-// faster (half the reads and commits).
+// types no trigger names (evalPull). 16 instead of 8 made a catch-up on
+// PostgreSQL about 18% faster (half the reads and commits).
 const catchUpPages = 16
 
 // lastSeq returns the seq of a page's last commit.
