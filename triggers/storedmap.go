@@ -20,7 +20,8 @@ import (
 // map once, as celObject builds it, and answers from it. The text is
 // what scanSnapshot accepted: strict I-JSON, so its keys are distinct
 // and every value converts without error, and a lookup answers what the
-// built map would.
+// built map would. Its reads change it, so like the vars that hold it,
+// a storedObject is used by one goroutine.
 type storedObject struct {
 	text    []byte
 	scanned bool          // a lookup scanned the text

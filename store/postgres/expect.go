@@ -40,9 +40,10 @@ import (
 // primary key column bound by equality: the probe is a LATERAL subquery
 // with a LIMIT, which the planner cannot flatten into a join (a hash of
 // the whole space), so the plan is a nested loop over the keys whose
-// inner probe is planned as the single key's. An entity predicted absent has a NULL
-// version and kind, so it passes only if its row is missing; one
-// predicted present passes only if its row has that version and kind.
+// inner probe is planned as the single key's. An entity predicted
+// absent has a NULL version and kind, so it passes only if its row is
+// missing; one predicted present passes only if its row has that
+// version and kind.
 const (
 	claimSpaceQ = `WITH claimed AS (UPDATE spaces SET head = $4
 		WHERE id = $1 AND head = $2 AND schema_version = $3 RETURNING 1)

@@ -88,7 +88,8 @@ const (
 	// A group's several keys are loaded by one statement, each key still
 	// probed on its own: a LATERAL subquery with a LIMIT is not flattened
 	// into a join, so the plan is a nested loop over the keys whose probe
-	// is planned as the single-key statement's (as the claim's check, entitiesCond).
+	// is planned as the single-key statement's (as the claim's check of
+	// several entities, entitiesCond).
 	entitiesQ = `SELECT e.* FROM unnest($2::text[], $3::text[]) AS u(t, i)
 		CROSS JOIN LATERAL (SELECT ` + entityColumns + ` FROM entities
 			WHERE space = $1 AND type = u.t AND id = u.i LIMIT 1) AS e`
