@@ -3,6 +3,7 @@ package watch
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -202,10 +203,11 @@ func readStream(conn net.Conn, last *atomic.Int64, hist *benchproc.Histogram, to
 
 // BenchmarkCatchUp compares one watcher catching up over EDDY_BENCH_ROWS
 // rows (default 1,000,000) through the real HTTP stream with reading the
-// same rows straight from the store and encoding them, without HTTP.
+// same rows straight from the store and encoding them, without HTTP, on
+// the driver EDDY_BENCH_DRIVER names (sqlite, the default, or postgres).
 func BenchmarkCatchUp(b *testing.B) {
 	rows := storetest.BenchRows()
-	e := newEnv(b, drivers[0].open(b), Options{})
+	e := newEnv(b, benchDriver(b).open(b), Options{})
 	start := time.Now()
 	storetest.Populate(b, e.log, "s", rows)
 	b.Logf("populated %d rows in %v", rows, time.Since(start))
@@ -215,6 +217,20 @@ func BenchmarkCatchUp(b *testing.B) {
 	b.ReportMetric(baseline, "baseline-rows/s")
 	b.ReportMetric(stream, "stream-rows/s")
 	b.ReportMetric(100*stream/baseline, "%-of-baseline")
+}
+
+// benchDriver returns the driver EDDY_BENCH_DRIVER names (sqlite when
+// unset).
+func benchDriver(b *testing.B) driver {
+	b.Helper()
+	name := cmp.Or(os.Getenv("EDDY_BENCH_DRIVER"), "sqlite")
+	for _, d := range drivers {
+		if d.name == name {
+			return d
+		}
+	}
+	b.Fatalf("EDDY_BENCH_DRIVER=%q: want sqlite or postgres", name)
+	return driver{}
 }
 
 func measure(fn func() int64) float64 {

@@ -3,6 +3,7 @@ package rowcodec
 import (
 	"encoding/json"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -11,13 +12,16 @@ import (
 
 // Arena reads a page of whole commits as stored (store.RawCommit) with a
 // few allocations per page instead of several per row: every text
-// column of every row is copied into blocks of memory, the strings into
-// blocks that each become one string and the JSON into blocks whose
-// slices the commits keep. A value that does not fit the current block
-// starts a new one, sized for the rows the page is still expected to
-// hold, so nothing copied in is ever copied again as the page grows.
+// column of every row is copied once into blocks of memory, the strings
+// into text blocks whose bytes the rows' strings point into and the JSON
+// into blocks whose slices the commits keep, and each row is built as it
+// is added. A value that does not fit the current block starts a new
+// one, sized for the rows the page is still expected to hold, so nothing
+// copied in is ever copied again as the page grows.
+//
 // Scan a row into Dest, call Add, and take the page with Commits; or,
 // for wire rows alone, scan into RowDest and take the page with Rows.
+// Whichever of Dest and RowDest is called first decides the page's kind.
 //
 // Dest's columns are, in order: seq, ts, actor, op, entity_id,
 // entity_type, payload, receipt, provenance, changes, change_count (a
@@ -33,10 +37,22 @@ type Arena struct {
 	count pgtype.Int4
 	cols  [arenaCols]arenaCol
 	dest  []any
-	rows  []arenaRow
+	// kind is the page's kind, set by the first call of Dest or RowDest.
+	kind    pageKind
+	rows    []store.Row
+	commits []store.RawCommit
 	// expect is the number of rows the page is expected to hold.
 	expect int
 }
+
+// pageKind is what an arena's page holds.
+type pageKind uint8
+
+const (
+	kindUnset pageKind = iota
+	kindRows
+	kindCommits
+)
 
 // The columns an Arena copies: the row's strings, then its JSON.
 const (
@@ -63,13 +79,6 @@ const (
 	maxBlock       = 1 << 20
 )
 
-// ref is where a column's bytes lie: a block and a span in it; block -1
-// for NULL.
-type ref struct{ block, lo, hi int32 }
-
-// null is the ref of a NULL column.
-var null = ref{block: -1}
-
 // blocks is an append-only buffer made of blocks that are never moved.
 type blocks struct {
 	all  [][]byte
@@ -79,9 +88,12 @@ type blocks struct {
 }
 
 // add copies b into the current block, or into a new one when it does
-// not fit, and returns where it lies. rows is the number of rows added
-// so far and expect the number the page is expected to hold.
-func (bs *blocks) add(b []byte, rows, expect int) ref {
+// not fit, and returns the copy (its capacity its length, so appending to
+// it cannot reach the block's next bytes). rows is the number of rows
+// added so far and expect the number the page is expected to hold. A
+// block's bytes, once added, are never written again: the strings of the
+// page point into them (text).
+func (bs *blocks) add(b []byte, rows, expect int) []byte {
 	last := len(bs.all) - 1
 	if last < 0 || cap(bs.all[last])-len(bs.all[last]) < len(b) {
 		bs.all = append(bs.all, make([]byte, 0, bs.nextSize(len(b), rows, expect)))
@@ -89,9 +101,10 @@ func (bs *blocks) add(b []byte, rows, expect int) ref {
 	}
 	cur := bs.all[last]
 	lo := len(cur)
-	bs.all[last] = append(cur, b...)
+	cur = append(cur, b...)
+	bs.all[last] = cur
 	bs.used += len(b)
-	return ref{int32(last), int32(lo), int32(lo + len(b))}
+	return cur[lo:len(cur):len(cur)]
 }
 
 // nextSize sizes a new block that must hold need bytes: the rest of the
@@ -116,42 +129,44 @@ func (bs *blocks) nextSize(need, rows, expect int) int {
 	return max(min(size, maxBlock), need)
 }
 
-// arenaRow is one row scanned: its seq, ts and stored change count (-1
-// when none) and where its columns lie.
-type arenaRow struct {
-	seq   int64
-	ts    time.Time
-	count int32
-	refs  [arenaCols]ref
-}
-
 // arenaCol is the scan destination of one text column: it copies the
-// column's bytes into the arena and notes where they lie.
+// column's bytes into the arena and keeps the copy (nil for NULL).
 type arenaCol struct {
 	a   *Arena
 	buf *blocks
-	at  ref
+	val []byte
 }
 
 // ScanBytes copies a column read by pgx (pgtype.BytesScanner; b is valid
 // only during the call, nil for NULL).
 func (c *arenaCol) ScanBytes(b []byte) error {
 	if b == nil {
-		c.at = null
+		c.val = nil
 		return nil
 	}
-	c.at = c.buf.add(b, len(c.a.rows), c.a.expect)
+	c.val = c.buf.add(b, c.a.added(), c.a.expect)
 	return nil
 }
+
+// str returns the column's text as a string that shares the arena's
+// block (text blocks are never written again once added to).
+func (c *arenaCol) str() string {
+	if len(c.val) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(c.val), len(c.val))
+}
+
+// raw returns the column's JSON, nil for NULL.
+func (c *arenaCol) raw() json.RawMessage { return json.RawMessage(c.val) }
 
 // NewArena returns an empty arena for a page of about rows rows of
 // rowBytes bytes of JSON each (estimates; 0 when unknown).
 func NewArena(rows, rowBytes int) *Arena {
 	a := &Arena{expect: max(rows, 1)}
 	a.json.rowBytes, a.text.rowBytes = max(rowBytes, 0), textRowBytes
-	a.rows = make([]arenaRow, 0, min(a.expect, firstBlockRows))
 	for i := range a.cols {
-		a.cols[i].a, a.cols[i].buf, a.cols[i].at = a, &a.json, null
+		a.cols[i].a, a.cols[i].buf = a, &a.json
 		if i < firstJSONCol {
 			a.cols[i].buf = &a.text
 		}
@@ -165,44 +180,70 @@ func NewArena(rows, rowBytes int) *Arena {
 }
 
 // Dest returns the scan destinations of a row, in the order the Arena
-// doc gives; the same slice for every row.
-func (a *Arena) Dest() []any { return a.dest }
+// doc gives; the same slice for every row. The page holds whole commits
+// (Commits) unless RowDest was called first.
+func (a *Arena) Dest() []any {
+	a.setKind(kindCommits)
+	return a.dest
+}
 
 // RowDest returns the scan destinations of a wire row: Dest's first
 // seven (seq, ts, actor, op, entity_id, entity_type, payload). The
-// columns it leaves out stay NULL.
-func (a *Arena) RowDest() []any { return a.dest[:2+colPayload+1] }
+// columns it leaves out stay NULL. The page holds wire rows (Rows)
+// unless Dest was called first.
+func (a *Arena) RowDest() []any {
+	a.setKind(kindRows)
+	return a.dest[:2+colPayload+1]
+}
 
-// Add records the row just scanned into Dest.
+func (a *Arena) setKind(k pageKind) {
+	if a.kind == kindUnset {
+		a.kind = k
+	}
+}
+
+// Add builds the row just scanned into Dest (or RowDest) and keeps it.
 func (a *Arena) Add() {
-	r := arenaRow{seq: a.seq, ts: a.ts.UTC(), count: -1}
+	c := &a.cols
+	row := store.Row{Seq: a.seq, TS: a.ts.UTC(), Actor: c[colActor].str(), Op: c[colOp].str(),
+		EntityID: c[colEntityID].str(), Type: c[colType].str(), Payload: c[colPayload].raw()}
+	if a.kind != kindCommits {
+		a.rows = appendRow(a.rows, row, a.expect)
+		return
+	}
+	rc := store.RawCommit{Row: row, Changes: c[colChanges].raw(), Receipt: c[colReceipt].raw(), Provenance: c[colProvenance].raw()}
 	if a.count.Valid {
-		r.count = a.count.Int32
+		rc.SetChangeCount(int(a.count.Int32))
 	}
-	for i := range a.cols {
-		r.refs[i] = a.cols[i].at
-	}
-	if len(a.rows) == cap(a.rows) {
-		a.rows = growRows(a.rows, a.expect)
-	}
-	a.rows = append(a.rows, r)
+	a.commits = appendRow(a.commits, rc, a.expect)
 }
 
-// growRows makes room for the rest of the expected page at once (or
-// doubles past it).
-func growRows(rows []arenaRow, expect int) []arenaRow {
-	grown := make([]arenaRow, len(rows), max(expect, 2*cap(rows)))
-	copy(grown, rows)
-	return grown
+// appendRow appends r to rows, making room for the rest of the expected
+// page at once (at most firstBlockRows for the first row, so a tail read
+// that finds one row sets aside little), or doubling past it.
+func appendRow[T any](rows []T, r T, expect int) []T {
+	if len(rows) == cap(rows) {
+		size := max(expect, 2*cap(rows))
+		if cap(rows) == 0 {
+			size = min(expect, firstBlockRows)
+		}
+		grown := make([]T, len(rows), size)
+		copy(grown, rows)
+		rows = grown
+	}
+	return append(rows, r)
 }
+
+// added returns the number of rows added so far.
+func (a *Arena) added() int { return len(a.rows) + len(a.commits) }
 
 // JSONBytesPerRow returns the mean size of the rows' JSON so far, for the
 // next arena's rowBytes (0 before the first row).
 func (a *Arena) JSONBytesPerRow() int {
-	if len(a.rows) == 0 {
+	if a.added() == 0 {
 		return 0
 	}
-	return a.json.used / len(a.rows)
+	return a.json.used / a.added()
 }
 
 // Commits returns the rows added, in order, as raw commits (a non-nil
@@ -210,21 +251,11 @@ func (a *Arena) JSONBytesPerRow() int {
 // receipt stays empty (not read), and provenance and changes left unread
 // are nil. The arena must not be used after.
 func (a *Arena) Commits() []store.RawCommit {
-	v := a.view()
-	out := make([]store.RawCommit, len(a.rows))
-	for i := range a.rows {
-		r := &a.rows[i]
-		out[i] = store.RawCommit{
-			Row:        v.row(r),
-			Changes:    v.raw(r.refs[colChanges]),
-			Receipt:    v.raw(r.refs[colReceipt]),
-			Provenance: v.raw(r.refs[colProvenance]),
-		}
-		if r.count >= 0 {
-			out[i].SetChangeCount(int(r.count))
-		}
+	out := a.commits
+	if out == nil {
+		out = []store.RawCommit{}
 	}
-	a.rows, a.text, a.json = nil, blocks{}, blocks{}
+	a.commits, a.text, a.json = nil, blocks{}, blocks{}
 	return out
 }
 
@@ -235,87 +266,58 @@ func (a *Arena) Commits() []store.RawCommit {
 // after.
 func (a *Arena) Rows() []store.Row {
 	a.fit()
-	v := a.view()
-	out := make([]store.Row, len(a.rows))
-	for i := range a.rows {
-		out[i] = v.row(&a.rows[i])
+	out := a.rows
+	if out == nil {
+		out = []store.Row{}
 	}
 	a.rows, a.text, a.json = nil, blocks{}, blocks{}
 	return out
 }
 
-// view reads the values of an arena's refs: one string per text block
-// (the strings of a page share it) and slices of the JSON blocks.
-type view struct {
-	texts []string
-	json  [][]byte
-}
-
-func (a *Arena) view() view {
-	texts := make([]string, len(a.text.all))
-	for i, b := range a.text.all {
-		texts[i] = string(b)
-	}
-	return view{texts: texts, json: a.json.all}
-}
-
-func (v view) str(r ref) string { return v.texts[r.block][r.lo:r.hi] }
-
-func (v view) raw(r ref) json.RawMessage {
-	if r.block < 0 {
-		return nil
-	}
-	return json.RawMessage(v.json[r.block][r.lo:r.hi:r.hi])
-}
-
-// row returns the wire row of r.
-func (v view) row(r *arenaRow) store.Row {
-	return store.Row{Seq: r.seq, TS: r.ts, Actor: v.str(r.refs[colActor]), Op: v.str(r.refs[colOp]),
-		EntityID: v.str(r.refs[colEntityID]), Type: v.str(r.refs[colType]), Payload: v.raw(r.refs[colPayload])}
-}
-
-// fit copies the text blocks, and the JSON blocks, into one block of
-// their exact size when they hold more than twice the bytes used, and
-// points the rows' refs there.
+// fit copies the wire rows' text, and their JSON, into one block of its
+// exact size when their blocks hold more than twice the bytes used, and
+// points the rows there.
 func (a *Arena) fit() {
-	if off, ok := a.text.compact(); ok {
-		a.rebase(0, firstJSONCol, off)
+	if a.text.spare() {
+		one := make([]byte, 0, a.text.used)
+		for i := range a.rows {
+			r := &a.rows[i]
+			for _, s := range [...]*string{&r.Actor, &r.Op, &r.EntityID, &r.Type} {
+				*s, one = moveString(one, *s)
+			}
+		}
+		a.text.all = [][]byte{one}
 	}
-	if off, ok := a.json.compact(); ok {
-		a.rebase(firstJSONCol, arenaCols, off)
+	if a.json.spare() {
+		one := make([]byte, 0, a.json.used)
+		for i := range a.rows {
+			r := &a.rows[i]
+			if r.Payload != nil {
+				lo := len(one)
+				one = append(one, r.Payload...)
+				r.Payload = json.RawMessage(one[lo:len(one):len(one)])
+			}
+		}
+		a.json.all = [][]byte{one}
 	}
 }
 
-// compact replaces bs's blocks by one holding exactly their bytes, in
-// order, when they hold more than twice the bytes used; it returns where
-// each old block starts in the new one.
-func (bs *blocks) compact() ([]int32, bool) {
+// spare reports whether bs's blocks hold more than twice the bytes used.
+func (bs *blocks) spare() bool {
 	room := 0
 	for _, b := range bs.all {
 		room += cap(b)
 	}
-	if room <= 2*bs.used {
-		return nil, false
-	}
-	one := make([]byte, 0, bs.used)
-	off := make([]int32, len(bs.all))
-	for i, b := range bs.all {
-		off[i] = int32(len(one))
-		one = append(one, b...)
-	}
-	bs.all = [][]byte{one}
-	return off, true
+	return room > 2*bs.used
 }
 
-// rebase moves the refs of columns [from, to) of every row into the
-// block compact made, whose old blocks start at off.
-func (a *Arena) rebase(from, to int, off []int32) {
-	for i := range a.rows {
-		refs := &a.rows[i].refs
-		for c := from; c < to; c++ {
-			if r := refs[c]; r.block >= 0 {
-				refs[c] = ref{0, r.lo + off[r.block], r.hi + off[r.block]}
-			}
-		}
+// moveString appends s to one, which has room for it (so it is never
+// moved, and its bytes are never written again), and returns the copy.
+func moveString(one []byte, s string) (string, []byte) {
+	if s == "" {
+		return "", one
 	}
+	lo := len(one)
+	one = append(one, s...)
+	return unsafe.String(&one[lo], len(s)), one
 }
