@@ -3,10 +3,14 @@ package postgres
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
+	"reflect"
 	"runtime"
 	"testing"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
+	"github.com/eddy-run/eddy/store/postgres/pgtest"
 )
 
 // TestRawTailReadAllocatesLittle: the reads of a live tail (an evaluator
@@ -77,4 +81,107 @@ func TestRawPageAllocatesPerPage(t *testing.T) {
 			t.Errorf("ChangesOf %q: a page of 300 rows took %d allocations, want fewer than its rows", only, n)
 		}
 	}
+}
+
+// TestPagesReadWithoutScanPlans: the page reads' columns come back in
+// the formats the arena decodes itself (rowcodec.RawReadable), so they
+// skip pgx's scan plans; and a connection in another protocol (simple,
+// every column as text), which must take the scan plans, reads the same
+// rows.
+func TestPagesReadWithoutScanPlans(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openURL(t, url)
+	ctx := context.Background()
+	mustSpace(t, s, "s")
+	var cs []appended
+	for seq := int64(1); seq <= 40; seq++ {
+		typ := "note"
+		if seq%4 == 0 {
+			typ = "task"
+		}
+		c, recs := putCommit(seq, nil, rec(typ, fmt.Sprint("e", seq), seq, `{"title":"a row"}`), "u", "")
+		cs = append(cs, appended{c, recs})
+	}
+	write(t, s, "s", cs...)
+
+	simple := openURL(t, withParam(t, url, "default_query_exec_mode", "simple_protocol"))
+	rowsParams := []store.RowsParams{
+		{Space: "s", Hi: 40, Limit: 100},
+		{Space: "s", Lo: 10, Hi: 30, Limit: 7, Desc: true},
+		{Space: "s", Hi: 40, Limit: 100, Filter: store.RowFilter{Types: []string{"task"}}},
+		{Space: "s", Hi: 40, Limit: 100, Filter: store.RowFilter{EntityType: "task", EntityID: "e8"}},
+	}
+	for _, p := range rowsParams {
+		q, args := rowsQuery(p)
+		if p.Filter.EntityType != "" {
+			args = append([]any{customPlan}, args...)
+		}
+		if got := rawReadable(t, s, q, args...); !got {
+			t.Errorf("%s: columns are not raw-readable", q)
+		}
+		if got := rawReadable(t, simple, q, args...); got && p.Filter.EntityType == "" {
+			t.Errorf("%s: raw-readable over the simple protocol, so the scanned path is not tested", q)
+		}
+		fast, err := s.Rows(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := simple.Rows(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fast) == 0 || !reflect.DeepEqual(fast, slow) {
+			t.Errorf("Rows %+v: %d rows read raw, %d scanned, or they differ:\n%+v\n%+v", p, len(fast), len(slow), fast, slow)
+		}
+	}
+	for _, p := range []store.CommitsParams{
+		{Space: "s", Limit: 100},
+		{Space: "s", After: 5, Limit: 10, NoReceipts: true},
+		{Space: "s", Limit: 100, ChangesOf: []string{"task"}},
+	} {
+		args := commitsArgs(p)
+		if p.ChangesOf != nil {
+			args = append(args, p.ChangesOf)
+		}
+		if !rawReadable(t, s, rawCommitsQuery(p), args...) || rawReadable(t, simple, rawCommitsQuery(p), args...) {
+			t.Errorf("%s: raw-readable %v, over the simple protocol %v; want true, false", rawCommitsQuery(p),
+				rawReadable(t, s, rawCommitsQuery(p), args...), rawReadable(t, simple, rawCommitsQuery(p), args...))
+		}
+		fast, err := s.RawCommits(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := simple.RawCommits(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fast) == 0 || !reflect.DeepEqual(fast, slow) {
+			t.Errorf("RawCommits %+v: %d read raw, %d scanned, or they differ:\n%+v\n%+v", p, len(fast), len(slow), fast, slow)
+		}
+	}
+}
+
+// rawReadable reports whether query's columns, read from s, are ones the
+// arena decodes without scan plans.
+func rawReadable(t *testing.T, s *Store, query string, args ...any) bool {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	return rowcodec.RawReadable(rows.FieldDescriptions())
+}
+
+// withParam returns url with the query parameter key set to value.
+func withParam(t *testing.T, raw, key, value string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -119,10 +119,17 @@ func (s *Store) readArena(ctx context.Context, limit int, rowBytes *atomic.Int64
 	defer rows.Close()
 	var a *rowcodec.Arena
 	var d []any
+	raw := rowcodec.RawReadable(rows.FieldDescriptions())
 	for rows.Next() {
 		if a == nil {
 			a = rowcodec.NewArena(limit, int(rowBytes.Load()))
 			d = dest(a)
+		}
+		if raw {
+			if err := a.AddRaw(rows.RawValues()); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err := rows.Scan(d...); err != nil {
 			return nil, err

@@ -1,10 +1,13 @@
 package rowcodec
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 	"unsafe"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/eddy-run/eddy/store"
@@ -232,6 +235,71 @@ func appendRow[T any](rows []T, r T, expect int) []T {
 		rows = grown
 	}
 	return append(rows, r)
+}
+
+// RawReadable reports whether rows described by fds can be added with
+// AddRaw: seq as binary int8, ts as binary timestamptz, then text columns
+// (whose binary and text formats are the same bytes), then, for Dest's
+// eleven columns, the change count as binary int4. pgx reads them so
+// with its default (cached, extended) protocol; a connection set to
+// another mode, or columns of other types, are scanned through Dest.
+func RawReadable(fds []pgconn.FieldDescription) bool {
+	n := len(fds)
+	if n != 2+colPayload+1 && n != 3+arenaCols {
+		return false
+	}
+	if !binaryOf(fds[0], pgtype.Int8OID) || !binaryOf(fds[1], pgtype.TimestamptzOID) {
+		return false
+	}
+	for _, fd := range fds[2:min(n, 2+arenaCols)] {
+		if fd.DataTypeOID != pgtype.TextOID {
+			return false
+		}
+	}
+	return n != 3+arenaCols || binaryOf(fds[n-1], pgtype.Int4OID)
+}
+
+func binaryOf(fd pgconn.FieldDescription, oid uint32) bool {
+	return fd.DataTypeOID == oid && fd.Format == pgtype.BinaryFormatCode
+}
+
+// AddRaw adds a row from its columns' bytes as pgx read them (RawValues;
+// nil for NULL), described by fields for which RawReadable holds: the
+// same row Dest (or RowDest, for seven columns) and Add would build,
+// without pgx's scan plans.
+func (a *Arena) AddRaw(vals [][]byte) error {
+	if len(vals[0]) != 8 || len(vals[1]) != 8 {
+		return fmt.Errorf("rowcodec: a row's seq or ts is %d and %d bytes, want 8", len(vals[0]), len(vals[1]))
+	}
+	a.seq = int64(binary.BigEndian.Uint64(vals[0]))
+	a.ts = pgTime(int64(binary.BigEndian.Uint64(vals[1])))
+	for i, v := range vals[2:min(len(vals), 2+arenaCols)] {
+		if err := a.cols[i].ScanBytes(v); err != nil {
+			return err
+		}
+	}
+	a.count = pgtype.Int4{}
+	if len(vals) == 3+arenaCols {
+		switch v := vals[len(vals)-1]; len(v) {
+		case 0:
+		case 4:
+			a.count = pgtype.Int4{Int32: int32(binary.BigEndian.Uint32(v)), Valid: true}
+		default:
+			return fmt.Errorf("rowcodec: a row's change count is %d bytes, want 4", len(v))
+		}
+	}
+	a.Add()
+	return nil
+}
+
+// pgEpoch is PostgreSQL's epoch, 2000-01-01 UTC, in Unix microseconds.
+const pgEpoch = 946_684_800_000_000
+
+// pgTime returns the time of a binary timestamptz: microseconds since
+// 2000-01-01 UTC.
+func pgTime(us int64) time.Time {
+	us += pgEpoch
+	return time.Unix(us/1_000_000, us%1_000_000*1000).UTC()
 }
 
 // added returns the number of rows added so far.
