@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eddy-run/eddy/internal/readahead"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -50,38 +51,23 @@ type aheadSpace struct {
 	next int64
 	// pages are the reads in flight or done, in seq order: the first
 	// after next, the rest where the pages before them would end.
-	pages []*aheadRead
+	pages *readahead.Queue[store.CommitsParams, []store.RawCommit]
 	at    time.Time
-}
-
-// aheadRead is one page read ahead: params, then the result once done
-// is closed.
-type aheadRead struct {
-	p       store.CommitsParams
-	done    chan struct{}
-	commits []store.RawCommit
-	err     error
 }
 
 // take returns the commits read ahead for p (ok false when none were).
 func (a *pullAhead) take(p store.CommitsParams) ([]store.RawCommit, bool) {
 	a.mu.Lock()
-	sp := a.spaces[p.Space]
-	var r *aheadRead
-	if sp != nil {
-		for i, q := range sp.pages {
-			if sameParams(q.p, p) {
-				r, sp.pages = q, sp.pages[i+1:]
-				break
-			}
-		}
+	var r *readahead.Read[store.CommitsParams, []store.RawCommit]
+	if sp := a.spaces[p.Space]; sp != nil {
+		r = sp.pages.Take(p)
 	}
 	a.mu.Unlock()
 	if r == nil {
 		return nil, false
 	}
-	<-r.done
-	return r.commits, r.err == nil
+	commits, err := r.Wait()
+	return commits, err == nil
 }
 
 // answered notes a page answered after after, ending at next, and starts
@@ -108,33 +94,25 @@ func (a *pullAhead) answered(l *Log, p store.CommitsParams, next int64, more boo
 		if len(a.spaces) >= aheadSpaces {
 			return
 		}
-		sp = &aheadSpace{next: -1}
+		sp = &aheadSpace{next: -1, pages: readahead.New[store.CommitsParams, []store.RawCommit](sameParams)}
 		a.spaces[p.Space] = sp
 	}
 	sequential := sp.next == p.After
 	sp.next, sp.at = next, now
 	if !sequential || !more {
-		sp.pages = nil
+		sp.pages.Clear()
 		return
 	}
-	step := next - p.After
-	for i, after := 0, next; i < aheadDepth; i, after = i+1, after+step {
-		if i < len(sp.pages) {
-			if sp.pages[i].p.After == after {
-				continue
-			}
-			sp.pages = sp.pages[:i]
-		}
-		r := &aheadRead{p: p, done: make(chan struct{})}
-		r.p.After = after
-		sp.pages = append(sp.pages, r)
-		go func() {
-			defer close(r.done)
-			ctx, cancel := context.WithTimeout(a.ctx, aheadTTL)
-			defer cancel()
-			r.commits, r.err = l.st.RawCommits(ctx, r.p)
-		}()
+	keys := make([]store.CommitsParams, aheadDepth)
+	for i, after := 0, next; i < aheadDepth; i, after = i+1, after+(next-p.After) {
+		keys[i] = p
+		keys[i].After = after
 	}
+	sp.pages.Fill(keys, func(k store.CommitsParams) ([]store.RawCommit, error) {
+		ctx, cancel := context.WithTimeout(a.ctx, aheadTTL)
+		defer cancel()
+		return l.st.RawCommits(ctx, k)
+	}, func(f func()) { go f() })
 }
 
 // close stops the reads in flight and forgets every page.

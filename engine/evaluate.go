@@ -39,7 +39,7 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	defer sr.mu.Unlock()
 	active := sr.activeChange()
 	if len(active) == 0 {
-		sr.ahead = nil // no reader left for the pages read ahead
+		sr.ahead.Clear() // no reader left for the pages read ahead
 		return false, nil
 	}
 	lo := int64(-1)
@@ -144,14 +144,17 @@ func merge(batches, next map[string]*batch) {
 	}
 }
 
-// prefetch is a page read ahead while the previous one is judged and
-// committed.
-type prefetch struct {
+// aheadKey is what a page is read ahead for: its start and options.
+type aheadKey struct {
 	after int64
 	opts  changelog.PullOptions
-	done  chan struct{}
-	page  changelog.RawPullPage
-	err   error
+}
+
+// sameAhead reports whether a page read for a answers a read for b (the
+// active triggers may have changed since: a page read for fewer types
+// would lack changes now needed).
+func sameAhead(a, b aheadKey) bool {
+	return a.after == b.after && sameTypes(a.opts.ChangesOf, b.opts.ChangesOf)
 }
 
 // aheadDepth is how many pages a catch-up reads ahead: the next one and,
@@ -165,23 +168,20 @@ type prefetch struct {
 const aheadDepth = 2
 
 // read returns the page after the position, from the read-ahead when it
-// read that position with the same options (the active triggers may
-// have changed since: a page read for fewer types would lack changes
-// now needed). Pages read ahead of the one taken stay; the others are
-// dropped.
+// read that position with the same options. Pages read ahead of the one
+// taken stay; a read that finds none drops them all.
 func (sr *spaceRun) read(ctx context.Context, after int64, opts changelog.PullOptions) (changelog.RawPullPage, error) {
-	ahead := sr.ahead
-	sr.ahead = nil
-	for i, p := range ahead {
-		if p.after == after && sameTypes(p.opts.ChangesOf, opts.ChangesOf) {
-			sr.ahead = ahead[i+1:]
-			if <-p.done; p.err == nil {
-				return p.page, nil
-			}
-			break
-		}
+	if r := sr.ahead.Take(aheadKey{after, opts}); r == nil {
+		sr.ahead.Clear()
+	} else if page, err := r.Wait(); err == nil {
+		return page, nil
 	}
-	return sr.e.log.PullRawWith(ctx, sr.id, after, sr.e.opts.Batch*catchUpPages, opts)
+	return sr.pull(ctx, aheadKey{after, opts})
+}
+
+// pull reads the page of a catch-up at k.
+func (sr *spaceRun) pull(ctx context.Context, k aheadKey) (changelog.RawPullPage, error) {
+	return sr.e.log.PullRawWith(ctx, sr.id, k.after, sr.e.opts.Batch*catchUpPages, k.opts)
 }
 
 // evalPull returns what the evaluator reads for the triggers of idx: no
@@ -201,28 +201,16 @@ func sameTypes(a, b []string) bool { return (a == nil) == (b == nil) && slices.E
 
 // readAhead starts reading the aheadDepth pages after the position (the
 // end of the page being judged, step after its start), keeping the
-// reads already under way at the same positions.
+// reads already under way at the same positions. The second is read
+// only when the page was whole, so that its start is known.
 func (sr *spaceRun) readAhead(ctx context.Context, after, step int64, opts changelog.PullOptions) {
-	full := step == int64(sr.e.opts.Batch*catchUpPages)
-	for i := range aheadDepth {
-		if i > 0 && !full {
-			return
+	keys := []aheadKey{{after, opts}}
+	if step == int64(sr.e.opts.Batch*catchUpPages) {
+		for len(keys) < aheadDepth {
+			keys = append(keys, aheadKey{keys[len(keys)-1].after + step, opts})
 		}
-		if i < len(sr.ahead) {
-			if p := sr.ahead[i]; p.after == after && sameTypes(p.opts.ChangesOf, opts.ChangesOf) {
-				after += step
-				continue
-			}
-			sr.ahead = sr.ahead[:i]
-		}
-		p := &prefetch{after: after, opts: opts, done: make(chan struct{})}
-		sr.ahead = append(sr.ahead, p)
-		sr.wg.Go(func() {
-			defer close(p.done)
-			p.page, p.err = sr.e.log.PullRawWith(ctx, sr.id, p.after, sr.e.opts.Batch*catchUpPages, opts)
-		})
-		after += step
 	}
+	sr.ahead.Fill(keys, func(k aheadKey) (changelog.RawPullPage, error) { return sr.pull(ctx, k) }, sr.wg.Go)
 }
 
 // judgeInto judges decoded rows for the triggers of out (the index may

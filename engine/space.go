@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/readahead"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -31,7 +33,7 @@ type spaceRun struct {
 	// indexed lists the trigger definitions index was built from.
 	indexed map[string]*triggers.Trigger // guarded by mu
 	// ahead are the pages being read ahead, in seq order (readAhead).
-	ahead []*prefetch // guarded by mu
+	ahead *readahead.Queue[aheadKey, changelog.RawPullPage] // guarded by mu
 	// stopped is set by stop: the in-commit path judges nothing more.
 	stopped bool // guarded by mu
 	// through is a head every active change trigger's cursor had reached
@@ -79,7 +81,8 @@ type lease struct {
 }
 
 func newSpaceRun(e *Engine, id string) *spaceRun {
-	return &spaceRun{e: e, id: id, trigs: map[string]*trig{}, wakeCh: make(chan struct{}, 1)}
+	return &spaceRun{e: e, id: id, trigs: map[string]*trig{}, wakeCh: make(chan struct{}, 1),
+		ahead: readahead.New[aheadKey, changelog.RawPullPage](sameAhead)}
 }
 
 func (sr *spaceRun) start(ctx context.Context) {
