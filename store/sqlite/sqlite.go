@@ -62,6 +62,9 @@ type Store struct {
 
 	wstmts stmtCache
 	rstmts stmtCache
+	// memos are the space rows the write connection's last commits left
+	// (spacememo.go).
+	memos spaceMemos
 	// writesReady is set once WriteBegin's statements are prepared.
 	writesReady atomic.Bool
 	// sync is the write connection's PRAGMA synchronous level.
@@ -314,6 +317,7 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // finish runs fn in tx and commits, or rolls back if fn fails.
 func (s *Store) finish(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
+	s.memos.drop()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err

@@ -18,8 +18,13 @@ import (
 var ErrTxFailed = errors.New("write transaction failed")
 
 // sqlLockSpace reads the space row, and its number for the rids, as a
-// write transaction's first statement.
+// write transaction's first statement after sqlDataVersion, unless the
+// write connection's last commit left it (spacememo.go).
 var sqlLockSpace = `SELECT ` + spaceCols + `, num FROM spaces WHERE id = ?`
+
+// sqlDataVersion tells whether another connection committed since the
+// write connection last read it.
+const sqlDataVersion = `PRAGMA data_version`
 
 // Write statements, prepared once on the write connection.
 const (
@@ -55,7 +60,7 @@ entity = excluded.entity, created_at = excluded.created_at`
 
 // writeQueries are prepared on the write connection before WriteBegin
 // takes it.
-var writeQueries = []string{sqlLockSpace, sqlLoadEntities, sqlLoadEntity, sqlLoadReceipts, sqlInsertCommit,
+var writeQueries = []string{sqlDataVersion, sqlLockSpace, sqlLoadEntities, sqlLoadEntity, sqlLoadReceipts, sqlInsertCommit,
 	sqlUpsertEntity, sqlUpsertReceipt}
 
 // beginQueries are writeQueries and the multi-row statements, listed
@@ -111,8 +116,9 @@ type writeTx struct {
 	receipts map[string]store.StoredReceipt
 	clients  map[string]store.PushClient
 
-	next    int64 // seq the next Append must carry
-	writeID int64 // stored with every commit; 0 stores NULL
+	gen     uint64 // the transaction's generation (spaceMemos.begin)
+	next    int64  // seq the next Append must carry
+	writeID int64  // stored with every commit; 0 stores NULL
 	stmts   map[string]*sql.Stmt
 	failed  error // first statement error; only Rollback is allowed after it
 	done    bool
@@ -139,12 +145,8 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 	if err != nil {
 		return err
 	}
-	st, err := t.stmt(ctx, sqlLockSpace)
-	if err != nil {
+	if err := t.loadSpace(ctx, p.Space); err != nil {
 		return err
-	}
-	if t.space, err = scanSpace(st.QueryRowContext(ctx, p.Space), &t.num); err != nil {
-		return fmt.Errorf("space %q: %w", p.Space, err)
 	}
 	if t.entities, err = t.loadEntities(ctx, p.Entities); err != nil {
 		return fmt.Errorf("load entities: %w", err)
@@ -154,6 +156,32 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 	}
 	if t.clients, err = t.loadClients(ctx, p.Space, p.Clients); err != nil {
 		return fmt.Errorf("load clients: %w", err)
+	}
+	return nil
+}
+
+// loadSpace reads the space row, or takes the one the write
+// connection's last commit to it left when nothing wrote since.
+func (t *writeTx) loadSpace(ctx context.Context, space string) error {
+	st, err := t.stmt(ctx, sqlDataVersion)
+	if err != nil {
+		return err
+	}
+	var version int64
+	if err := st.QueryRowContext(ctx).Scan(&version); err != nil {
+		return fmt.Errorf("data version: %w", err)
+	}
+	sm, ok, gen := t.s.memos.begin(space, version)
+	t.gen = gen
+	if ok {
+		t.space, t.num = sm.space, sm.num
+		return nil
+	}
+	if st, err = t.stmt(ctx, sqlLockSpace); err != nil {
+		return err
+	}
+	if t.space, err = scanSpace(st.QueryRowContext(ctx, space), &t.num); err != nil {
+		return fmt.Errorf("space %q: %w", space, err)
 	}
 	return nil
 }
@@ -454,6 +482,9 @@ func (t *writeTx) Commit(ctx context.Context) error {
 	if err := t.tx.Commit(); err != nil {
 		return wrap("commit", err)
 	}
+	left := t.space
+	left.Head = t.next - 1
+	t.s.memos.committed(t.gen, spaceMemo{space: left, num: t.num})
 	t.s.ckpt.committed(t.next - 1 - t.space.Head)
 	t.s.sweepWAL(ctx)
 	return nil
