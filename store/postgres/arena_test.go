@@ -55,16 +55,7 @@ func TestRawPageAllocatesPerPage(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	mustSpace(t, s, "s")
-	var cs []appended
-	for seq := int64(1); seq <= 300; seq++ {
-		typ := "note"
-		if seq%10 == 0 {
-			typ = "task"
-		}
-		c, recs := putCommit(seq, nil, rec(typ, fmt.Sprint("e", seq), seq, `{"title":"a row"}`), "u", "")
-		cs = append(cs, appended{c, recs})
-	}
-	write(t, s, "s", cs...)
+	putNotesAndTasks(t, s, 300, 10)
 	for _, only := range [][]string{nil, {"task"}} {
 		p := store.CommitsParams{Space: "s", Limit: 1000, NoReceipts: true, ChangesOf: only}
 		if _, err := s.RawCommits(ctx, p); err != nil { // warm the statement cache
@@ -83,6 +74,22 @@ func TestRawPageAllocatesPerPage(t *testing.T) {
 	}
 }
 
+// putNotesAndTasks commits n puts of new entities to space s in one
+// transaction: every nth a task, the others notes.
+func putNotesAndTasks(t *testing.T, s *Store, n, nth int64) {
+	t.Helper()
+	var cs []appended
+	for seq := int64(1); seq <= n; seq++ {
+		typ := "note"
+		if seq%nth == 0 {
+			typ = "task"
+		}
+		c, recs := putCommit(seq, nil, rec(typ, fmt.Sprint("e", seq), seq, `{"title":"a row"}`), "u", "")
+		cs = append(cs, appended{c, recs})
+	}
+	write(t, s, "s", cs...)
+}
+
 // TestPagesReadWithoutScanPlans: the page reads' columns come back in
 // the formats the arena decodes itself (rowcodec.RawReadable), so they
 // skip pgx's scan plans; and a connection in another protocol (simple,
@@ -93,16 +100,7 @@ func TestPagesReadWithoutScanPlans(t *testing.T) {
 	s := openURL(t, url)
 	ctx := context.Background()
 	mustSpace(t, s, "s")
-	var cs []appended
-	for seq := int64(1); seq <= 40; seq++ {
-		typ := "note"
-		if seq%4 == 0 {
-			typ = "task"
-		}
-		c, recs := putCommit(seq, nil, rec(typ, fmt.Sprint("e", seq), seq, `{"title":"a row"}`), "u", "")
-		cs = append(cs, appended{c, recs})
-	}
-	write(t, s, "s", cs...)
+	putNotesAndTasks(t, s, 40, 4)
 
 	simple := openURL(t, withParam(t, url, "default_query_exec_mode", "simple_protocol"))
 	rowsParams := []store.RowsParams{
@@ -116,23 +114,10 @@ func TestPagesReadWithoutScanPlans(t *testing.T) {
 		if p.Filter.EntityType != "" {
 			args = append([]any{customPlan}, args...)
 		}
-		if got := rawReadable(t, s, q, args...); !got {
-			t.Errorf("%s: columns are not raw-readable", q)
-		}
-		if got := rawReadable(t, simple, q, args...); got && p.Filter.EntityType == "" {
-			t.Errorf("%s: raw-readable over the simple protocol, so the scanned path is not tested", q)
-		}
-		fast, err := s.Rows(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slow, err := simple.Rows(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(fast) == 0 || !reflect.DeepEqual(fast, slow) {
-			t.Errorf("Rows %+v: %d rows read raw, %d scanned, or they differ:\n%+v\n%+v", p, len(fast), len(slow), fast, slow)
-		}
+		// A point read runs as customPlan (the extended protocol) even
+		// over a simple-protocol connection.
+		checkReadable(t, s, simple, p.Filter.EntityType != "", q, args...)
+		readBothWays(t, s, simple, fmt.Sprintf("Rows %+v", p), func(st *Store) ([]store.Row, error) { return st.Rows(ctx, p) })
 	}
 	for _, p := range []store.CommitsParams{
 		{Space: "s", Limit: 100},
@@ -143,21 +128,40 @@ func TestPagesReadWithoutScanPlans(t *testing.T) {
 		if p.ChangesOf != nil {
 			args = append(args, p.ChangesOf)
 		}
-		if !rawReadable(t, s, rawCommitsQuery(p), args...) || rawReadable(t, simple, rawCommitsQuery(p), args...) {
-			t.Errorf("%s: raw-readable %v, over the simple protocol %v; want true, false", rawCommitsQuery(p),
-				rawReadable(t, s, rawCommitsQuery(p), args...), rawReadable(t, simple, rawCommitsQuery(p), args...))
-		}
-		fast, err := s.RawCommits(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slow, err := simple.RawCommits(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(fast) == 0 || !reflect.DeepEqual(fast, slow) {
-			t.Errorf("RawCommits %+v: %d read raw, %d scanned, or they differ:\n%+v\n%+v", p, len(fast), len(slow), fast, slow)
-		}
+		checkReadable(t, s, simple, false, rawCommitsQuery(p), args...)
+		readBothWays(t, s, simple, fmt.Sprintf("RawCommits %+v", p),
+			func(st *Store) ([]store.RawCommit, error) { return st.RawCommits(ctx, p) })
+	}
+}
+
+// checkReadable fails the test unless query's columns are raw-readable
+// on fast and, unless simpleToo, not on simple (so that its reads take
+// the scan plans).
+func checkReadable(t *testing.T, fast, simple *Store, simpleToo bool, query string, args ...any) {
+	t.Helper()
+	if got := rawReadable(t, fast, query, args...); !got {
+		t.Errorf("%s: columns are not raw-readable", query)
+	}
+	if got := rawReadable(t, simple, query, args...); got != simpleToo {
+		t.Errorf("%s: raw-readable over the simple protocol %v, want %v", query, got, simpleToo)
+	}
+}
+
+// readBothWays reads a page with read from fast (decoded from the raw
+// bytes) and from simple (through the scan plans) and fails the test
+// unless both read the same page, and not an empty one.
+func readBothWays[T any](t *testing.T, fast, simple *Store, what string, read func(*Store) ([]T, error)) {
+	t.Helper()
+	a, err := read(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := read(simple)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: %d rows read raw, %d scanned, or they differ:\n%+v\n%+v", what, len(a), len(b), a, b)
 	}
 }
 
