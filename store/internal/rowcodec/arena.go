@@ -25,6 +25,9 @@ import (
 // Scan a row into Dest, call Add, and take the page with Commits; or,
 // for wire rows alone, scan into RowDest and take the page with Rows.
 // Whichever of Dest and RowDest is called first decides the page's kind.
+// Where the columns come back in the formats RawReadable accepts, pass
+// each row's bytes to AddRaw instead of scanning it (still calling Dest
+// or RowDest once, for the kind).
 //
 // Dest's columns are, in order: seq, ts, actor, op, entity_id,
 // entity_type, payload, receipt, provenance, changes, change_count (a
