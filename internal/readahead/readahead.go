@@ -79,6 +79,3 @@ func (q *Queue[K, V]) Fill(keys []K, read func(K) (V, error), spawn func(func())
 
 // Clear drops every read queued (each still runs to its end).
 func (q *Queue[K, V]) Clear() { q.reads = nil }
-
-// Len returns the number of reads queued.
-func (q *Queue[K, V]) Len() int { return len(q.reads) }

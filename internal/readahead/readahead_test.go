@@ -55,19 +55,19 @@ func TestFillKeepsReadsUnderWayAndTakeDropsThosePassed(t *testing.T) {
 	} else if v, err := rd.Wait(); v != 20 || err != nil {
 		t.Fatalf("read of 2 = %d, %v", v, err)
 	}
-	if q.Len() != 0 {
-		t.Fatalf("after taking the last read, %d remain", q.Len())
+	if len(q.reads) != 0 {
+		t.Fatalf("after taking the last read, %d remain", len(q.reads))
 	}
 	q.Fill([]int{3, 4}, r.read, r.wg.Go)
 	if rd := q.Take(3); rd == nil {
 		t.Fatal("Take(3) found nothing")
 	}
-	if q.Len() != 1 {
-		t.Fatalf("after taking 3 of 3 and 4, %d remain, want 1", q.Len())
+	if len(q.reads) != 1 {
+		t.Fatalf("after taking 3 of 3 and 4, %d remain, want 1", len(q.reads))
 	}
 	// A key not queued leaves the queue as it was.
-	if rd := q.Take(9); rd != nil || q.Len() != 1 {
-		t.Fatalf("Take(9) = %v with %d queued, want nil and 1", rd, q.Len())
+	if rd := q.Take(9); rd != nil || len(q.reads) != 1 {
+		t.Fatalf("Take(9) = %v with %d queued, want nil and 1", rd, len(q.reads))
 	}
 	// A changed position drops what follows it: 4 kept, 6 replaces nothing,
 	// then 5 replaces 6.
@@ -84,7 +84,7 @@ func TestFillKeepsReadsUnderWayAndTakeDropsThosePassed(t *testing.T) {
 	}
 	q.Fill([]int{7}, r.read, r.wg.Go)
 	q.Clear()
-	if q.Len() != 0 || q.Take(7) != nil {
+	if len(q.reads) != 0 || q.Take(7) != nil {
 		t.Fatal("Clear left reads queued")
 	}
 	r.started()

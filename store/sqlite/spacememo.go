@@ -19,7 +19,8 @@ import (
 //     definition, an epoch rotation, a delivery update: Store.finish)
 //     since: it dropped every memo.
 //
-// Nothing else writes the spaces row or a space's commits, so a memo
+// Nothing else writes the spaces row or a space's commits (creating a
+// space, outside a transaction, adds a row no memo can be of), so a memo
 // that passes both is the row the read would return.
 //
 // Transactions on the write connection follow each other, but a
