@@ -18,12 +18,12 @@ func TestCausedByPlan(t *testing.T) {
 		SELECT (SELECT num << 40 FROM spaces WHERE id = 's') + n, 's', n, 0, 'loader', 'put', 'task', 'e' || n, '{}', '{}', '{}',
 			CASE WHEN n % 50 = 0 THEN n - 1 END, '[]'
 		FROM g`
-	if _, err := s.w.ExecContext(ctx, load); err != nil {
+	if _, err := s.direct().ExecContext(ctx, load); err != nil {
 		t.Fatalf("load commits: %v", err)
 	}
 	for _, analyzed := range []bool{false, true} {
 		if analyzed {
-			if _, err := s.w.ExecContext(ctx, "ANALYZE"); err != nil {
+			if _, err := s.direct().ExecContext(ctx, "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -134,14 +134,17 @@ func (c *checkpointer) judge(before, frames, copied int64) {
 func (c *checkpointer) checkpoint() (frames, copied int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return passiveCheckpoint(ctx, c.db)
+	return scanCheckpoint(c.db.QueryRowContext(ctx, sqlPassiveCheckpoint))
 }
 
-// passiveCheckpoint runs a PASSIVE checkpoint on db's connection and
-// returns the WAL's frames and how many of them are in the database file.
-func passiveCheckpoint(ctx context.Context, db *sql.DB) (frames, copied int64, err error) {
+// sqlPassiveCheckpoint checkpoints what no reader still needs.
+const sqlPassiveCheckpoint = `PRAGMA wal_checkpoint(PASSIVE)`
+
+// scanCheckpoint reads the row of sqlPassiveCheckpoint: the WAL's frames
+// and how many of them are in the database file.
+func scanCheckpoint(row *sql.Row) (frames, copied int64, err error) {
 	var busy int64
-	err = db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	err = row.Scan(&busy, &frames, &copied)
 	return frames, copied, err
 }
 

@@ -17,7 +17,7 @@ func TestWriterLeavesCheckpoints(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	var auto int
-	if err := s.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
+	if err := s.direct().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
 		t.Fatal(err)
 	}
 	if auto != 0 {

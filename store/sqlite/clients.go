@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -67,7 +66,7 @@ func (s *Store) ClientsExpire(ctx context.Context, before time.Time, limit int) 
 		return 0, nil
 	}
 	var n int64
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		res, err := tx.ExecContext(ctx, sqlClientsExpire, micros(before), limit)
 		if err != nil {
 			return err
@@ -112,6 +111,8 @@ func (t *writeTx) Clients() map[string]store.PushClient { return t.clients }
 
 // ClientPut creates or replaces a push client's row.
 func (t *writeTx) ClientPut(ctx context.Context, c store.PushClient) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: put client: %w", err)
 	}

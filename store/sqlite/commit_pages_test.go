@@ -68,7 +68,7 @@ func walFile(t *testing.T, s *Store) string {
 	t.Helper()
 	var seq int
 	var name, file string
-	if err := s.w.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
+	if err := s.direct().QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
 		t.Fatal(err)
 	}
 	return file + "-wal"

@@ -18,7 +18,7 @@ func (s *Store) DefinitionPut(ctx context.Context, space, kind string, d store.D
 		d.UpdatedAt = now()
 	}
 	created := false
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM definitions WHERE space = ? AND kind = ? AND name = ?`, space, kind, d.Name).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -73,7 +73,7 @@ func (s *Store) DefinitionList(ctx context.Context, space, kind string) ([]store
 
 // DefinitionDelete removes a definition; store.ErrNotFound if absent.
 func (s *Store) DefinitionDelete(ctx context.Context, space, kind, name string) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM definitions WHERE space = ? AND kind = ? AND name = ?`, space, kind, name)
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (s *Store) DefinitionDelete(ctx context.Context, space, kind, name string) 
 // none.
 func (s *Store) Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error) {
 	var value []byte
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		err := tx.QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = ?`, name).Scan(&value)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

@@ -10,9 +10,12 @@
 // second writer waits for it in process instead of meeting SQLITE_BUSY.
 // Reads use a separate pool of read-only connections.
 //
-// A WriteTx holds the write connection until Commit or Rollback. Callers
-// must always end one; if they forget, the transaction is rolled back and
-// the lock released only when the context given to WriteBegin is done.
+// A WriteTx holds the write connection until Commit or Rollback, and
+// callers must always end one: the context given to WriteBegin bounds the
+// wait for the lock, and once it is done the transaction's next statement
+// fails, but only Commit or Rollback releases the lock. The store holds
+// that connection for its life and runs BEGIN IMMEDIATE, COMMIT and every
+// write statement as statements prepared on it once (writer.go).
 //
 // A commit is one commits row: its wire row, receipt, provenance and its
 // changes as one JSON array, indexed by (space, seq), by its primary

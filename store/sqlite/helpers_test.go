@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -129,4 +130,32 @@ func seqs[R interface{ store.Row | store.Commit }](rows []R) []int64 {
 		}
 	}
 	return out
+}
+
+// direct runs a test's own SQL on the write connection, taking it for
+// each call as a store write does.
+type direct struct{ w *writer }
+
+func (s *Store) direct() direct { return direct{s.wr} }
+
+func (d direct) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := d.w.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer d.w.release()
+	return d.w.conn.ExecContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query; its row is read after the connection is
+// given back, which no test does while a write runs.
+func (d direct) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if err := d.w.acquire(ctx); err != nil {
+		panic(err)
+	}
+	defer d.w.release()
+	return d.w.conn.QueryRowContext(ctx, query, args...)
+}
+
+func (d direct) QueryRow(query string, args ...any) *sql.Row {
+	return d.QueryRowContext(context.Background(), query, args...)
 }

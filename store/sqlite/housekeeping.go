@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -40,7 +39,7 @@ func (s *Store) ReceiptsExpire(ctx context.Context, before time.Time, limit int)
 		return 0, nil
 	}
 	var n int64
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		res, err := tx.ExecContext(ctx, sqlExpireReceipts, micros(before), limit)
 		if err != nil {
 			return err

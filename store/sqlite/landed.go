@@ -12,7 +12,7 @@ import (
 // so it waits for any write transaction of this process or another to end.
 func (s *Store) CommitLanded(ctx context.Context, space string, seq, writeID int64) (bool, error) {
 	var landed bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		var horizon int64
 		if err := tx.QueryRowContext(ctx, `SELECT horizon FROM spaces WHERE id = ?`, space).Scan(&horizon); err != nil {
 			return fmt.Errorf("space %q: %w", space, err)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"fmt"
 	"time"
@@ -28,7 +27,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	for _, m := range ms {
-		if err := s.writeTx(ctx, func(tx *sql.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
+		if err := s.writeTx(ctx, func(tx *connTx) error { return applyMigration(ctx, tx, m) }); err != nil {
 			return fmt.Errorf("sqlite: migrate %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
@@ -36,7 +35,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // applyMigration runs m inside tx unless schema_migrations records it.
-func applyMigration(ctx context.Context, tx *sql.Tx, m migrations.Migration) error {
+func applyMigration(ctx context.Context, tx *connTx, m migrations.Migration) error {
 	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
 		return err
 	}

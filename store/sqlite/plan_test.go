@@ -29,7 +29,7 @@ func TestRowsPlans(t *testing.T) {
 			CASE WHEN n % 100 = 0 THEN 'hot' ELSE 'e' || n END,
 			'{}', '{}', '{}', '[]'
 		FROM g`
-	if _, err := s.w.ExecContext(ctx, load, planRows); err != nil {
+	if _, err := s.direct().ExecContext(ctx, load, planRows); err != nil {
 		t.Fatalf("load commits: %v", err)
 	}
 	filters := []struct {
@@ -49,7 +49,7 @@ func TestRowsPlans(t *testing.T) {
 	}
 	for _, analyzed := range []bool{false, true} {
 		if analyzed {
-			if _, err := s.w.ExecContext(ctx, "ANALYZE"); err != nil {
+			if _, err := s.direct().ExecContext(ctx, "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -14,7 +13,7 @@ func (s *Store) ProcessBeat(ctx context.Context, owner string, now time.Time, tt
 		return nil, wrap("process beat", errEmptyOwner)
 	}
 	var out []string
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		const up = `INSERT INTO processes (owner, expires) VALUES (?, ?)
 ON CONFLICT (owner) DO UPDATE SET expires = excluded.expires`
 		if _, err := tx.ExecContext(ctx, up, owner, micros(now.Add(ttl))); err != nil {
@@ -39,7 +38,7 @@ ON CONFLICT (owner) DO UPDATE SET expires = excluded.expires`
 
 // ProcessGone removes owner from the live processes.
 func (s *Store) ProcessGone(ctx context.Context, owner string) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM processes WHERE owner = ?`, owner)
 		return err
 	})

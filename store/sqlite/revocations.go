@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -110,7 +109,7 @@ func (r *revocations) raise(g int64) int64 {
 // write lock: the counter first moves past both itself and the stored
 // generation (so every process's confirmed generation is stale before
 // the revocation commits), then the generation takes its value.
-func (r *revocations) advance(ctx context.Context, tx *sql.Tx) error {
+func (r *revocations) advance(ctx context.Context, tx *connTx) error {
 	if r != nil {
 		r.mu.RLock()
 		defer r.mu.RUnlock()

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -29,7 +28,7 @@ func TestMigrateCommitRowids(t *testing.T) {
 	migrateThrough(t, s, 15)
 	// Spaces named out of creation order, commits interleaved between
 	// them in the table, "b" pruned through 2.
-	_, err = s.w.ExecContext(ctx, `
+	_, err = s.direct().ExecContext(ctx, `
 INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at) VALUES
     ('b', 2, 2, 'ep-b', 0, 0), ('a', 0, 0, 'ep-a', 0, 0), ('empty', 0, 0, 'ep-e', 0, 0);
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 10)
@@ -109,7 +108,7 @@ func migrateThrough(t *testing.T, s *Store, last int) {
 		if m.Version > last {
 			break
 		}
-		err := s.writeTx(context.Background(), func(tx *sql.Tx) error { return applyMigration(context.Background(), tx, m) })
+		err := s.writeTx(context.Background(), func(tx *connTx) error { return applyMigration(context.Background(), tx, m) })
 		if err != nil {
 			t.Fatalf("migration %d: %v", m.Version, err)
 		}

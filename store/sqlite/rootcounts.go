@@ -39,6 +39,8 @@ func (s *Store) RootCounts(ctx context.Context, space string, roots []int64) (ma
 // RootCounts returns the counters of the named roots as the transaction
 // sees them.
 func (t *writeTx) RootCounts(ctx context.Context, roots []int64) (map[int64]store.RootCount, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("sqlite: root counts: %w", err)
 	}
@@ -46,6 +48,10 @@ func (t *writeTx) RootCounts(ctx context.Context, roots []int64) (map[int64]stor
 		return map[int64]store.RootCount{}, nil
 	}
 	list, err := json.Marshal(roots)
+	if err != nil {
+		return nil, wrap("root counts", err)
+	}
+	ctx, err = stmtContext(ctx)
 	if err != nil {
 		return nil, wrap("root counts", err)
 	}
@@ -77,6 +83,8 @@ func scanRootCounts(rows *sql.Rows, n int) (map[int64]store.RootCount, error) {
 // RootCountAdd adds to the causal budget counters of the transaction's
 // space, one upsert per root.
 func (t *writeTx) RootCountAdd(ctx context.Context, counts []store.RootCount) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: add root counts: %w", err)
 	}

@@ -37,12 +37,8 @@ func scanSpace(sc scanner, extra ...any) (store.Space, error) {
 // SpaceCreate creates a space at head 0, horizon 0; ErrExists if it exists.
 func (s *Store) SpaceCreate(ctx context.Context, id, epoch string) (store.Space, error) {
 	sp := store.Space{ID: id, Epoch: epoch, CreatedAt: now()}
-	st, err := s.wstmts.get(ctx, s.w, `INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at, num)
-VALUES (?, 0, 0, ?, 0, ?, (SELECT coalesce(max(num), 0) + 1 FROM spaces)) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return sp, wrap("create space", err)
-	}
-	res, err := st.ExecContext(ctx, id, epoch, micros(sp.CreatedAt))
+	res, err := s.wr.exec(ctx, `INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at, num)
+VALUES (?, 0, 0, ?, 0, ?, (SELECT coalesce(max(num), 0) + 1 FROM spaces)) ON CONFLICT DO NOTHING`, id, epoch, micros(sp.CreatedAt))
 	if err != nil {
 		return sp, wrap("create space", err)
 	}
@@ -95,7 +91,7 @@ func (s *Store) SpaceList(ctx context.Context) ([]store.Space, error) {
 // spaces row before the commits that give it are deleted.
 func (s *Store) SpacePrune(ctx context.Context, id string, through int64) (store.Space, error) {
 	var sp store.Space
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		var err error
 		sp, err = scanSpace(tx.QueryRowContext(ctx, `UPDATE spaces SET horizon = max(horizon, ?), head = `+spaceHead+`
 WHERE id = ? RETURNING `+spaceCols, through, id))
@@ -122,7 +118,7 @@ var pruneQueries = []string{
 
 // bumpSchema increments a space's schema version; ErrNotFound if the space
 // is missing.
-func bumpSchema(ctx context.Context, tx *sql.Tx, space string) error {
+func bumpSchema(ctx context.Context, tx *connTx, space string) error {
 	var v int64
 	return tx.QueryRowContext(ctx, `UPDATE spaces SET schema_version = schema_version + 1
 WHERE id = ? RETURNING schema_version`, space).Scan(&v)
@@ -135,7 +131,7 @@ func (s *Store) TypeDefPut(ctx context.Context, space string, def store.TypeDef)
 	if def.UpdatedAt.IsZero() {
 		def.UpdatedAt = now()
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		if err := bumpSchema(ctx, tx, space); err != nil {
 			return err
 		}
@@ -193,7 +189,7 @@ func (s *Store) TypeDefList(ctx context.Context, space string) ([]store.TypeDef,
 // TypeDefDelete removes a type definition (ErrNotFound if absent) and bumps
 // the schema version.
 func (s *Store) TypeDefDelete(ctx context.Context, space, typ string) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM type_defs WHERE space = ? AND type = ?`, space, typ)
 		if err != nil {
 			return err

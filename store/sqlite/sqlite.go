@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -52,21 +50,20 @@ func (o Options) withDefaults() Options {
 
 // Store is the SQLite driver. Every method is safe for concurrent use.
 type Store struct {
-	// w has exactly one connection: it is the process-wide write lock.
-	w *sql.DB
+	// w has exactly one connection, which wr holds: it is the
+	// process-wide write lock.
+	w  *sql.DB
+	wr *writer
 	// r is the pool of read-only connections.
 	r *sql.DB
 
 	// ckpt runs the WAL checkpoints the write connection does not.
 	ckpt *checkpointer
 
-	wstmts stmtCache
 	rstmts stmtCache
 	// memos are the space rows the write connection's last commits left
 	// (spacememo.go).
 	memos spaceMemos
-	// writesReady is set once WriteBegin's statements are prepared.
-	writesReady atomic.Bool
 	// sync is the write connection's PRAGMA synchronous level.
 	sync string
 	// revs mirrors the token generation in memory; nil where memory
@@ -117,7 +114,7 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = errors.Join(w.Close(), r.Close(), revs.close())
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	return &Store{w: w, r: r, revs: revs, ckpt: ckpt, sync: o.Synchronous}, nil
+	return &Store{w: w, wr: newWriter(w), r: r, revs: revs, ckpt: ckpt, sync: o.Synchronous}, nil
 }
 
 // syncDataOnce switches SQLite to fdatasync once per process.
@@ -192,7 +189,7 @@ func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 // Close stops the checkpointer and closes the connection pools and the
 // revocation counter. An open WriteTx is rolled back.
 func (s *Store) Close() error {
-	s.wstmts.close()
+	s.wr.close()
 	s.rstmts.close()
 	return errors.Join(s.ckpt.close(), s.w.Close(), s.r.Close(), s.revs.close())
 }
@@ -266,63 +263,45 @@ func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) (*sql.
 	return st.QueryRowContext(ctx, args...), nil
 }
 
-// txStmt binds a cached statement to tx; the statement stays prepared on
-// its connection across transactions. An uncached query is prepared on the
-// transaction's own connection: asking the pool for another one could wait
-// forever for the connection tx holds.
-func txStmt(ctx context.Context, c *stmtCache, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	if st := c.lookup(query); st != nil {
-		return tx.StmtContext(ctx, st), nil
-	}
-	return tx.PrepareContext(ctx, query)
-}
-
-// prepare warms c with queries before a transaction takes a connection.
-func prepare(ctx context.Context, c *stmtCache, db *sql.DB, queries ...string) error {
-	for _, q := range queries {
-		if _, err := c.get(ctx, db, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // sweepWAL, when a background checkpoint asked for it, checkpoints on the
-// write connection between two transactions: nothing is appended while it
-// runs, so it copies every frame left (those appended during the
+// write connection, still held after a commit: nothing is appended while
+// it runs, so it copies every frame left (those appended during the
 // background pass) and the next write transaction starts the WAL over
 // from its beginning (see checkpoint.go). It sweeps once per request of
 // the checkpointer; a sweep that cannot finish (a reader still on old
-// frames, an error) waits for the next background pass to ask again. It
-// is short and runs to its end even if ctx, the committing caller's,
-// ends meanwhile.
-func (s *Store) sweepWAL(ctx context.Context) {
+// frames, an error) waits for the next background pass to ask again.
+func (s *Store) sweepWAL() {
 	if !s.ckpt.sweep.CompareAndSwap(true, false) {
 		return
 	}
-	if _, _, err := passiveCheckpoint(context.WithoutCancel(ctx), s.w); err != nil {
-		slog.Warn("sqlite: checkpoint on the write connection", "err", err)
+	st, err := s.wr.stmt(context.Background(), sqlPassiveCheckpoint)
+	if err == nil {
+		_, _, err = scanCheckpoint(st.QueryRowContext(context.Background()))
+	}
+	if err != nil {
+		slog.Warn("sqlite: checkpoint on the write connection", "err", s.wr.note(err))
 	}
 }
 
 // writeTx runs fn in one BEGIN IMMEDIATE transaction on the write
 // connection and commits it.
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+func (s *Store) writeTx(ctx context.Context, fn func(tx *connTx) error) error {
+	if err := s.wr.begin(ctx); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	return s.finish(tx, fn)
+	defer s.wr.release()
+	return s.finish(fn)
 }
 
-// finish runs fn in tx and commits, or rolls back if fn fails.
-func (s *Store) finish(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
+// finish runs fn in the transaction open on the held write connection and
+// commits, or rolls back if fn fails.
+func (s *Store) finish(fn func(tx *connTx) error) error {
 	s.memos.drop()
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
+	if err := fn(&connTx{w: s.wr}); err != nil {
+		_ = s.wr.abort()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.wr.commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	s.ckpt.committed(1)
@@ -334,33 +313,32 @@ func (s *Store) finish(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 // (and whatever else came after the last synced commit) but never tears
 // or reorders the log, and the next synced commit makes it durable too.
 // The write connection's level is restored afterwards; a connection that
-// cannot be restored is discarded, so no later commit inherits NORMAL.
+// cannot be restored is replaced, so no later commit inherits NORMAL.
 // Where NORMAL is the configured level (relaxed durability) it is writeTx.
-func (s *Store) lazyWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) lazyWriteTx(ctx context.Context, fn func(tx *connTx) error) error {
 	if s.sync == "NORMAL" {
 		return s.writeTx(ctx, fn)
 	}
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
+	if err := s.wr.acquire(ctx); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+	defer s.wr.release()
+	if err := s.wr.run(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer s.restoreSync(conn)
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
+	defer s.restoreSync()
+	if err := s.wr.run(ctx, sqlBegin); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	return s.finish(tx, fn)
+	return s.finish(fn)
 }
 
-// restoreSync sets conn's synchronous level back to the configured one,
-// or discards conn if it cannot.
-func (s *Store) restoreSync(conn *sql.Conn) {
-	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous="+s.sync); err != nil {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+// restoreSync sets the held write connection's synchronous level back to
+// the configured one, or marks it broken (replaced on release) if it
+// cannot.
+func (s *Store) restoreSync() {
+	if err := s.wr.run(context.Background(), "PRAGMA synchronous="+s.sync); err != nil {
+		s.wr.broken = true
 	}
 }
 

@@ -42,10 +42,10 @@ func TestPragmas(t *testing.T) {
 	ctx := context.Background()
 	var mode string
 	var sync int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+	if err := s.direct().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+	if err := s.direct().QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
 	if mode != "wal" || sync != 2 {
@@ -338,7 +338,7 @@ func TestLazyWriteTx(t *testing.T) {
 			boom := errors.New("boom")
 			for _, fail := range []bool{false, true} {
 				inside := -1
-				err := s.lazyWriteTx(ctx, func(tx *sql.Tx) error {
+				err := s.lazyWriteTx(ctx, func(tx *connTx) error {
 					inside = level(tx)
 					if fail {
 						return boom
@@ -352,7 +352,7 @@ func TestLazyWriteTx(t *testing.T) {
 				if inside != 1 {
 					t.Errorf("fail=%v: synchronous inside = %d, want 1 (NORMAL)", fail, inside)
 				}
-				if got := level(s.w); got != tc.want {
+				if got := level(s.direct()); got != tc.want {
 					t.Errorf("fail=%v: synchronous after = %d, want %d", fail, got, tc.want)
 				}
 			}

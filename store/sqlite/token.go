@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/eddy-run/eddy/store"
@@ -54,12 +53,8 @@ func (s *Store) TokenCreate(ctx context.Context, t store.Token) error {
 	if err != nil {
 		return wrap("create token: encode", err)
 	}
-	st, err := s.wstmts.get(ctx, s.w, `INSERT INTO tokens (`+tokenCols+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return wrap("create token", err)
-	}
-	res, err := st.ExecContext(ctx, t.ID, t.Hash, t.Space, t.Role, t.Actor, types, scopes,
+	res, err := s.wr.exec(ctx, `INSERT INTO tokens (`+tokenCols+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, t.ID, t.Hash, t.Space, t.Role, t.Actor, types, scopes,
 		t.User, t.Application, micros(created))
 	if err != nil {
 		return wrap("create token", err)
@@ -101,7 +96,7 @@ func (s *Store) TokenList(ctx context.Context) ([]store.Token, error) {
 // TokenDelete revokes a token and advances the token generation in one
 // transaction; ErrNotFound if absent.
 func (s *Store) TokenDelete(ctx context.Context, id string) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE id = ?`, id)
 		if err != nil {
 			return err

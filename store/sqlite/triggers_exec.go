@@ -19,45 +19,23 @@ type stmter interface {
 	stmt(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
-// txStmts is the stmter of a transaction opened by Store.writeTx.
-type txStmts struct {
-	c  *stmtCache
-	tx *sql.Tx
-	m  map[string]*sql.Stmt
-}
-
-func (b *txStmts) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := b.m[query]; ok {
-		return st, nil
-	}
-	st, err := txStmt(ctx, b.c, b.tx, query)
-	if err != nil {
-		return nil, err
-	}
-	if b.m == nil {
-		b.m = make(map[string]*sql.Stmt, 4)
-	}
-	b.m[query] = st
-	return st, nil
-}
-
-// triggerWrite runs fn in one write transaction on the write connection,
-// after preparing the trigger statements there (before it is taken).
+// triggerWrite runs fn in one write transaction on the write connection.
 func (s *Store) triggerWrite(ctx context.Context, fn func(q stmter) error) error {
 	return s.triggerWriteBy(ctx, s.writeTx, fn)
 }
 
 // triggerWriteBy is triggerWrite in a transaction run by txFn (writeTx
 // or lazyWriteTx).
-func (s *Store) triggerWriteBy(ctx context.Context, txFn func(context.Context, func(*sql.Tx) error) error, fn func(q stmter) error) error {
-	if err := prepare(ctx, &s.wstmts, s.w, triggerWriteQueries...); err != nil {
-		return fmt.Errorf("prepare: %w", err)
-	}
-	return txFn(ctx, func(tx *sql.Tx) error { return fn(&txStmts{c: &s.wstmts, tx: tx}) })
+func (s *Store) triggerWriteBy(ctx context.Context, txFn func(context.Context, func(*connTx) error) error, fn func(q stmter) error) error {
+	return txFn(ctx, func(tx *connTx) error { return fn(tx) })
 }
 
 // execIn runs one statement of q and returns how many rows it changed.
 func execIn(ctx context.Context, q stmter, query string, args ...any) (int64, error) {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return 0, err
+	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return 0, err
@@ -71,6 +49,10 @@ func execIn(ctx context.Context, q stmter, query string, args ...any) (int64, er
 
 // queryRowIn runs one single-row statement of q.
 func queryRowIn(ctx context.Context, q stmter, query string, args ...any) (*sql.Row, error) {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -112,6 +94,10 @@ func bindAdvance(ctx context.Context, q stmter) (advanceStmts, error) {
 // deliveries and errors belong to the advance's trigger unless they name
 // one; a later error for the same trigger and seq replaces an earlier.
 func advance(ctx context.Context, q stmter, space string, advances []store.Advance) error {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return err
+	}
 	st, err := bindAdvance(ctx, q)
 	if err != nil {
 		return err

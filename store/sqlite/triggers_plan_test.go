@@ -45,7 +45,7 @@ func TestTriggerPlans(t *testing.T) {
 	}
 	for _, analyzed := range []bool{false, true} {
 		if analyzed {
-			if _, err := s.w.ExecContext(ctx, "ANALYZE"); err != nil {
+			if _, err := s.direct().ExecContext(ctx, "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,7 +74,7 @@ FROM g`
 	const errs = `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5000)
 INSERT INTO stance_errors (space, trigger, seq, error) SELECT 's', 't' || (n % 5), n, 'boom' FROM g`
 	for _, q := range []string{load, errs} {
-		if _, err := s.w.ExecContext(context.Background(), q); err != nil {
+		if _, err := s.direct().ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("load: %v", err)
 		}
 	}

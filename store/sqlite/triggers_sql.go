@@ -111,12 +111,6 @@ WHERE space = ?1 AND trigger = ?2 AND status IN ` + openStatuses + ` AND seq <= 
 WHERE space = ? AND seq = ? ORDER BY trigger`
 )
 
-// triggerWriteQueries are prepared on the write connection before a
-// store-level trigger write takes it.
-var triggerWriteQueries = []string{sqlStateInsert, sqlStateGet, sqlStateDelete, sqlDeliveriesDelete,
-	sqlErrorsDelete, sqlStateMove, sqlDiscardOpen, sqlAdvance, sqlFired, sqlLeaseAcquire,
-	sqlLeaseRelease, sqlDeliveryInsert, sqlErrorUpsert, sqlDeliveryUpdate, sqlDeliveryExists}
-
 func scanState(sc scanner) (store.TriggerState, error) {
 	var (
 		s                   store.TriggerState

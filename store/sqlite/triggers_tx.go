@@ -16,6 +16,8 @@ import (
 // DeliveryInsert inserts a delivery of the transaction's space (d.Space
 // is ignored); an error wrapping ErrExists if its id is taken.
 func (t *writeTx) DeliveryInsert(ctx context.Context, d store.Delivery) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: insert delivery: %w", err)
 	}
@@ -25,6 +27,8 @@ func (t *writeTx) DeliveryInsert(ctx context.Context, d store.Delivery) error {
 // DeliveryComplete applies u (in the transaction's space) like
 // Store.DeliveryUpdate.
 func (t *writeTx) DeliveryComplete(ctx context.Context, u store.DeliveryUpdate) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: complete delivery: %w", err)
 	}
@@ -36,6 +40,8 @@ func (t *writeTx) DeliveryComplete(ctx context.Context, u store.DeliveryUpdate) 
 // TriggerAdvanceTx applies advances of the transaction's space's triggers
 // like Store.TriggerAdvance.
 func (t *writeTx) TriggerAdvanceTx(ctx context.Context, advances []store.Advance) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: advance trigger: %w", err)
 	}
@@ -47,6 +53,8 @@ func (t *writeTx) TriggerAdvanceTx(ctx context.Context, advances []store.Advance
 
 // TriggerFiredTx records a cron firing like Store.TriggerFired.
 func (t *writeTx) TriggerFiredTx(ctx context.Context, trigger string, epoch int64, at time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: trigger fired: %w", err)
 	}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -34,8 +33,8 @@ var sqlEpochRotate = `UPDATE spaces SET epoch = ? WHERE id = ? RETURNING ` + spa
 // ViewSessionPagesPut stores pages of a session being materialized, in
 // one write transaction.
 func (s *Store) ViewSessionPagesPut(ctx context.Context, space, id string, expires time.Time, pages []store.ViewSessionPage) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		st, err := txStmt(ctx, &s.wstmts, tx, sqlViewPageInsert)
+	err := s.writeTx(ctx, func(tx *connTx) error {
+		st, err := tx.stmt(ctx, sqlViewPageInsert)
 		if err != nil {
 			return err
 		}
@@ -51,7 +50,7 @@ func (s *Store) ViewSessionPagesPut(ctx context.Context, space, id string, expir
 
 // ViewSessionPut stores a session's header; ErrExists if it has one.
 func (s *Store) ViewSessionPut(ctx context.Context, v store.ViewSession) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		_, err := tx.ExecContext(ctx, sqlViewSessionInsert, v.Space, v.ID, v.View, v.Reader, v.Watermark, v.PageSize, v.Pages, v.Records,
 			micros(utcMicro(v.CreatedAt)), micros(utcMicro(v.ExpiresAt)))
 		return err
@@ -89,7 +88,7 @@ func (s *Store) ViewSessionsExpire(ctx context.Context, before time.Time, limit 
 		return 0, nil
 	}
 	n := 0
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		rows, err := tx.QueryContext(ctx, sqlViewExpired, micros(before), limit)
 		if err != nil {
 			return err
@@ -131,7 +130,7 @@ func (s *Store) ViewSessionsOpen(ctx context.Context, now time.Time) (int64, err
 // SpaceEpochRotate replaces a space's epoch; ErrNotFound if it is missing.
 func (s *Store) SpaceEpochRotate(ctx context.Context, space, epoch string) (store.Space, error) {
 	var sp store.Space
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(tx *connTx) error {
 		var err error
 		sp, err = scanSpace(tx.QueryRowContext(ctx, sqlEpochRotate, epoch, space))
 		return err

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
@@ -58,58 +58,44 @@ ON CONFLICT (space, mutation_id) DO UPDATE SET receipt = excluded.receipt,
 entity = excluded.entity, created_at = excluded.created_at`
 )
 
-// writeQueries are prepared on the write connection before WriteBegin
-// takes it.
-var writeQueries = []string{sqlDataVersion, sqlLockSpace, sqlLoadEntities, sqlLoadEntity, sqlLoadReceipts, sqlInsertCommit,
-	sqlUpsertEntity, sqlUpsertReceipt}
-
-// beginQueries are writeQueries and the multi-row statements, listed
-// once rather than per WriteBegin.
-var beginQueries = append(slices.Clip(writeQueries), batchQueries()...)
-
 // WriteBegin opens a BEGIN IMMEDIATE transaction on the write connection
 // (waiting in process for any other writer), reads the space row and loads
 // the named entities and receipts. It returns ErrNotFound, with no
 // transaction left open, if the space is missing.
 //
 // The returned WriteTx holds the write lock: callers must always end it
-// with Commit or Rollback. If ctx is done first, the transaction is rolled
-// back and the lock released.
+// with Commit or Rollback, whatever becomes of ctx. ctx bounds the wait
+// for the lock; the statements after it run to their end.
 func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
-	if err := s.prepareWrites(ctx); err != nil {
-		return nil, wrap("write begin: prepare", err)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	if err := s.wr.begin(ctx); err != nil {
 		return nil, wrap("write begin", err)
 	}
-	wt := &writeTx{s: s, tx: tx, writeID: p.WriteID}
+	wt := &writeTx{s: s, writeID: p.WriteID}
 	if err := wt.load(ctx, p); err != nil {
-		_ = tx.Rollback()
+		_ = wt.Rollback(ctx)
 		return nil, wrap("write begin", err)
 	}
 	wt.next = wt.space.Head + 1
+	if ctx.Done() != nil {
+		wt.stop = context.AfterFunc(ctx, wt.abandon)
+	}
 	return wt, nil
 }
 
-// prepareWrites warms the write statement cache with beginQueries until
-// it once succeeds; later calls cost one atomic load instead of a cache
-// lookup (hashing each long multi-row text) per statement.
-func (s *Store) prepareWrites(ctx context.Context) error {
-	if s.writesReady.Load() {
-		return nil
-	}
-	if err := prepare(ctx, &s.wstmts, s.w, beginQueries...); err != nil {
-		return err
-	}
-	s.writesReady.Store(true)
-	return nil
+// abandon rolls back a transaction whose WriteBegin context ended before
+// Commit or Rollback, and releases the write lock, once the statement
+// under way (if any) returns: a caller that forgot its transaction does
+// not stop every other write for good.
+func (t *writeTx) abandon() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_ = t.end()
 }
 
-// writeTx is an open write transaction; it is used by one goroutine.
+// writeTx is an open write transaction on the held write connection; it
+// is used by one goroutine.
 type writeTx struct {
 	s        *Store
-	tx       *sql.Tx
 	space    store.Space
 	num      int64 // the space's number, the high bits of its commits' rids
 	entities map[store.EntityKey]store.Record
@@ -119,25 +105,17 @@ type writeTx struct {
 	gen     uint64 // the transaction's generation (spaceMemos.begin)
 	next    int64  // seq the next Append must carry
 	writeID int64  // stored with every commit; 0 stores NULL
-	stmts   map[string]*sql.Stmt
-	failed  error // first statement error; only Rollback is allowed after it
-	done    bool
+	failed  error  // first statement error; only Rollback is allowed after it
+
+	// mu is held by each method for its statements, and by abandon.
+	mu   sync.Mutex
+	done bool        // guarded by mu
+	stop func() bool // stops abandon's registration; nil if none
 }
 
-// stmt returns the cached write statement bound to this transaction.
+// stmt returns the write statement prepared on the held connection.
 func (t *writeTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := t.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := txStmt(ctx, &t.s.wstmts, t.tx, query)
-	if err != nil {
-		return nil, err
-	}
-	if t.stmts == nil {
-		t.stmts = make(map[string]*sql.Stmt, 8)
-	}
-	t.stmts[query] = st
-	return st, nil
+	return t.s.wr.stmt(ctx, query)
 }
 
 func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
@@ -281,12 +259,12 @@ func scanStoredReceipt(sc scanner) (store.StoredReceipt, error) {
 	return sr, err
 }
 
-// stmtContext is the context the transaction's statements run with: ctx
-// without its cancellation, or ctx's error if it is already done. The
+// stmtContext is the context a write transaction's statements run with:
+// ctx without its cancellation, or ctx's error if it is already done. The
 // driver arms a watcher goroutine per statement run with a cancellable
-// context, and the transaction needs none: its statements are short and
-// run on a lock already held, and database/sql rolls the transaction back
-// (once the running statement returns) when WriteBegin's context ends.
+// context, and the transaction needs none: its statements are short, run
+// on a lock already held, and a caller whose ctx ends meets its error at
+// the next statement and rolls back.
 func stmtContext(ctx context.Context) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -328,6 +306,8 @@ func (t *writeTx) fail(err error) error {
 // leaves and its receipt. Everything is encoded and checked before the first statement,
 // so a rejected Append (such as a wrong seq) leaves the transaction usable.
 func (t *writeTx) Append(ctx context.Context, c store.Commit, records []store.Record) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: append: %w", err)
 	}
@@ -458,6 +438,8 @@ func (t *writeTx) run(ctx context.Context, query string, args []any) error {
 
 // ReceiptPut upserts a stored receipt of a mutation that appended nothing.
 func (t *writeTx) ReceiptPut(ctx context.Context, r store.StoredReceipt) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: put receipt: %w", err)
 	}
@@ -470,38 +452,51 @@ func (t *writeTx) ReceiptPut(ctx context.Context, r store.StoredReceipt) error {
 
 // Commit commits; the space's head is then the last appended seq (read
 // from the commits, see spaceHead). On any error the transaction is
-// rolled back.
-func (t *writeTx) Commit(ctx context.Context) error {
+// rolled back. Either way the write connection is released.
+func (t *writeTx) Commit(context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
-		if !t.done {
-			_ = t.Rollback(ctx)
-		}
+		_ = t.end()
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
-	t.done = true
-	if err := t.tx.Commit(); err != nil {
+	t.finish()
+	defer t.s.wr.release()
+	if err := t.s.wr.commit(); err != nil {
 		return wrap("commit", err)
 	}
 	left := t.space
 	left.Head = t.next - 1
 	t.s.memos.committed(t.gen, spaceMemo{space: left, num: t.num})
 	t.s.ckpt.committed(t.next - 1 - t.space.Head)
-	t.s.sweepWAL(ctx)
+	t.s.sweepWAL()
 	return nil
 }
 
-// Rollback abandons the transaction; it is a no-op after Commit or a
-// previous Rollback.
+// Rollback abandons the transaction and releases the write connection; it
+// is a no-op after Commit or a previous Rollback.
 func (t *writeTx) Rollback(context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.end()
+}
+
+// end rolls back and releases the write connection unless the
+// transaction already ended. t.mu is held.
+func (t *writeTx) end() error {
 	if t.done {
 		return nil
 	}
+	t.finish()
+	defer t.s.wr.release()
+	return wrap("rollback", t.s.wr.abort())
+}
+
+// finish marks the transaction ended and stops abandon's registration.
+// t.mu is held.
+func (t *writeTx) finish() {
 	t.done = true
-	err := t.tx.Rollback()
-	if errors.Is(err, sql.ErrTxDone) {
-		// The context given to WriteBegin ended and database/sql already
-		// rolled the transaction back.
-		return nil
+	if t.stop != nil {
+		t.stop()
 	}
-	return wrap("rollback", err)
 }

@@ -23,15 +23,6 @@ var (
 	upsertReceiptsN = multiRow(sqlUpsertReceipt, 5, "ON CONFLICT")
 )
 
-// batchQueries are the multi-row statements WriteBegin prepares.
-func batchQueries() []string {
-	var qs []string
-	for _, n := range batchSizes {
-		qs = append(qs, insertCommitsN[n], upsertEntitiesN[n], upsertReceiptsN[n])
-	}
-	return qs
-}
-
 // multiRow returns, for each batch size, single with its one VALUES
 // tuple of cols placeholders repeated that many times; the text from tail
 // on (an ON CONFLICT clause) follows the tuples.
@@ -54,6 +45,8 @@ func multiRow(single string, cols int, tail string) map[int]string {
 // implements store.BatchAppender. A batch that cannot be encoded is
 // refused whole and the transaction stays usable.
 func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, records [][]store.Record) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return fmt.Errorf("sqlite: append batch: %w", err)
 	}
