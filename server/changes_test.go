@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/eddy-run/eddy/auth"
@@ -203,9 +204,14 @@ func TestPull(t *testing.T) {
 				t.Errorf("commit lacks %s: %v", k, page.Commits[0])
 			}
 		}
-		e.call(t, "GET", logPath, nil).want(http.StatusOK).decode(&page)
+		whole := e.call(t, "GET", logPath, nil).want(http.StatusOK)
+		whole.decode(&page)
 		if len(page.Commits) != 4 || page.NextCursor != 4 || page.HasMore {
 			t.Errorf("default pull = %+v", page)
+		}
+		// Past net/http's 2 KB it would go out chunked, without a size.
+		if n := whole.header.Get("Content-Length"); len(whole.body) <= 2048 || n != strconv.Itoa(len(whole.body)) {
+			t.Errorf("pull of %d bytes: Content-Length %q", len(whole.body), n)
 		}
 
 		reader := e.token(auth.CreateParams{Space: "default", Role: auth.RoleReader})

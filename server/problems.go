@@ -101,13 +101,17 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 }
 
 // writeEncoded writes b, a JSON document as json.Marshal renders it, and
-// a newline: writeJSON's response for a value encoded by other means.
+// a newline: writeJSON's response for a value encoded by other means. The
+// whole body is at hand, so it goes out with its Content-Length rather
+// than chunked: a client reading a page of the log knows its size.
 func (s *Server) writeEncoded(w http.ResponseWriter, status int, b []byte) {
+	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // forbidden returns a forbidden problem.
