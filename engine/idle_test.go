@@ -95,7 +95,7 @@ func idleCPU(t *testing.T, when string) time.Duration {
 }
 
 // cpuTime returns the user and system CPU time of this process so far.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

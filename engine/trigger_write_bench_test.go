@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/polltest"
+	"github.com/eddy-run/eddy/store"
+)
+
+// BenchmarkWriteWithTrigger measures one writer committing single puts
+// back to back while a trigger leased by this process delivers each one
+// to a go function (in-commit judging, the delivery row, the call and its
+// completion), against the same writer's puts of a type no trigger
+// watches, in turn on the same store. It reports both rates, the
+// process's CPU per commit of each, and their ratio, on SQLite and
+// PostgreSQL.
+func BenchmarkWriteWithTrigger(b *testing.B) {
+	for _, driver := range []string{"sqlite", "postgres"} {
+		b.Run(driver, func(b *testing.B) { benchWriteWithTrigger(b, driver) })
+	}
+}
+
+func benchWriteWithTrigger(b *testing.B, driver string) {
+	e := newBenchEnvOn(b, driver)
+	var called atomic.Int64
+	if err := e.reg.Register("count", func(context.Context, functions.Input) ([]changelog.Mutation, error) {
+		called.Add(1)
+		return nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	e.define(b, "function", "count", `{"kind":"go","handler":"count"}`)
+	e.define(b, "trigger", "count", `{"source":{"changes":{"types":["item"]}},"function":"count","delivery":{"ordering":"none","concurrency":16}}`)
+	waitOwned(b, e, []string{"count"})
+	const n = 2000
+	var plain, triggered phase
+	b.ResetTimer()
+	for i := range b.N {
+		plain.add(b, e, "note", fmt.Sprintf("p%d-", i), n, func() bool { return true })
+		want := called.Load() + n
+		triggered.add(b, e, "item", fmt.Sprintf("t%d-", i), n, func() bool { return called.Load() >= want })
+	}
+	b.ReportMetric(plain.rate(), "plain-commits/s")
+	b.ReportMetric(triggered.rate(), "triggered-commits/s")
+	b.ReportMetric(plain.cpuPer(), "plain-cpu-µs/commit")
+	b.ReportMetric(triggered.cpuPer(), "triggered-cpu-µs/commit")
+	b.ReportMetric(triggered.rate()/plain.rate(), "triggered÷plain")
+}
+
+// phase sums the commits, wall time and process CPU of one kind of write.
+type phase struct {
+	commits   int
+	wall, cpu time.Duration
+}
+
+// add writes n puts of typ, one at a time, waits until done, and adds
+// them to p.
+func (p *phase) add(b *testing.B, e *benchEnv, typ, prefix string, n int, done func() bool) {
+	b.Helper()
+	start, cpu := time.Now(), cpuTime(b)
+	for i := range n {
+		if _, err := e.log.Write(b.Context(), changelog.WriteRequest{Space: space,
+			Mutations:  []changelog.Mutation{put(typ, fmt.Sprintf("%s%d", prefix, i), map[string]any{"k": i})},
+			Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	polltest.Within(b, benchWait, "every delivery", done)
+	p.commits += n
+	p.wall += time.Since(start)
+	p.cpu += cpuTime(b) - cpu
+}
+
+func (p *phase) rate() float64   { return float64(p.commits) / p.wall.Seconds() }
+func (p *phase) cpuPer() float64 { return float64(p.cpu.Microseconds()) / float64(p.commits) }
