@@ -67,7 +67,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	}
 	sec.Notes = []string{
 		fmt.Sprintf("Best of %d rounds of %v per figure (HTTP and in process in turn within a round), after a warm-up of %v; one space on SQLite, one put of a new entity per commit.", rounds, window, window/5),
-		"Strict durability (the targets) fsyncs every commit: with one writer every request waits for its own fsync, so that row is bound by the disk (about 0.7 ms per fsync here) more than by the HTTP layer; the ratio is the part HTTP can move. Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), no fsync per commit.",
+		"Strict durability (the targets) fsyncs every commit: with one writer every request waits for its own fsync, so that row carries a sync per request (scenario 1 measures the disk alone) as well as the HTTP layer; the ratio is the part HTTP can move. Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), no fsync per commit.",
 		"HTTP: POST /api/v1/spaces/bench/mutations with a writer token of the space, each writer on its own HTTP/1.1 keep-alive connection, through the handler, listener and server limits `eddy serve` uses (access log formatted at info level, then discarded), on loopback in this process.",
 		"In process: the same put through changelog.Log.Write on the same eddy (the baseline: what the HTTP layer adds is the difference).",
 	}
