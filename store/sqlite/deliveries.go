@@ -142,7 +142,7 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 	errs := make([]error, len(us))
 	err := s.triggerWriteBy(ctx, s.lazyWriteTx, func(q stmter) error {
 		for i := range us {
-			_, err := updateDelivery(ctx, q, &us[i])
+			err := completeDelivery(ctx, q, &us[i])
 			if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}

@@ -151,16 +151,15 @@ func insertDelivery(ctx context.Context, q stmter, space string, d *store.Delive
 	return nil
 }
 
-// updateDelivery applies u in q's transaction: ErrNotFound if the
-// delivery does not exist, ErrFenced if its status or its trigger's
-// epoch does not match.
+// updateDelivery applies u in q's transaction and returns the delivery
+// it left: ErrNotFound if the delivery does not exist, ErrFenced if its
+// status or its trigger's epoch does not match.
 func updateDelivery(ctx context.Context, q stmter, u *store.DeliveryUpdate) (store.Delivery, error) {
-	from, err := rowcodec.EncodeStrings(u.From)
+	args, err := deliveryUpdateArgs(u)
 	if err != nil {
 		return store.Delivery{}, err
 	}
-	row, err := queryRowIn(ctx, q, sqlDeliveryUpdate, u.Space, u.ID, from, u.Epoch,
-		u.Status, u.Attempts, u.LastError, micros(u.NextAttemptAt), micros(now()))
+	row, err := queryRowIn(ctx, q, sqlDeliveryUpdate, args...)
 	if err != nil {
 		return store.Delivery{}, err
 	}
@@ -169,6 +168,31 @@ func updateDelivery(ctx context.Context, q stmter, u *store.DeliveryUpdate) (sto
 		err = missOrFenced(ctx, q, u)
 	}
 	return d, err
+}
+
+// completeDelivery is updateDelivery for a caller that needs only the
+// outcome (a completion): the row is not read back.
+func completeDelivery(ctx context.Context, q stmter, u *store.DeliveryUpdate) error {
+	args, err := deliveryUpdateArgs(u)
+	if err != nil {
+		return err
+	}
+	n, err := execIn(ctx, q, sqlDeliveryComplete, args...)
+	if err == nil && n == 0 {
+		err = missOrFenced(ctx, q, u)
+	}
+	return err
+}
+
+// deliveryUpdateArgs are the arguments of sqlDeliveryComplete and
+// sqlDeliveryUpdate.
+func deliveryUpdateArgs(u *store.DeliveryUpdate) ([]any, error) {
+	from, err := rowcodec.EncodeStrings(u.From)
+	if err != nil {
+		return nil, err
+	}
+	return []any{u.Space, u.ID, from, u.Epoch, u.Status, u.Attempts, u.LastError,
+		micros(u.NextAttemptAt), micros(now())}, nil
 }
 
 // missOrFenced tells why a delivery update matched no row.

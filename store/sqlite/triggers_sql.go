@@ -89,14 +89,17 @@ ON CONFLICT (space, trigger, seq) DO UPDATE SET error = excluded.error`
 	sqlDeliveriesAt = `SELECT ` + deliveryCols + ` FROM deliveries INDEXED BY deliveries_seq
 WHERE space = ? AND seq = ? ORDER BY trigger, created_at, id`
 
-	// sqlDeliveryUpdate applies an update fenced by status (?3, a JSON
-	// list; [] for any) and, when ?4 > 0, by the trigger's epoch.
-	sqlDeliveryUpdate = `UPDATE deliveries SET status = ?5, attempts = ?6, last_error = ?7,
+	// sqlDeliveryComplete applies an update fenced by status (?3, a
+	// JSON list; [] for any) and, when ?4 > 0, by the trigger's epoch.
+	sqlDeliveryComplete = `UPDATE deliveries SET status = ?5, attempts = ?6, last_error = ?7,
 next_attempt_at = ?8, updated_at = ?9
 WHERE space = ?1 AND id = ?2
   AND (?3 = '[]' OR status IN (SELECT value FROM json_each(?3)))
   AND (?4 = 0 OR ?4 = (SELECT t.epoch FROM trigger_state AS t
-                       WHERE t.space = deliveries.space AND t.trigger = deliveries.trigger))
+                       WHERE t.space = deliveries.space AND t.trigger = deliveries.trigger))`
+
+	// sqlDeliveryUpdate is sqlDeliveryComplete returning the row it left.
+	sqlDeliveryUpdate = sqlDeliveryComplete + `
 RETURNING ` + deliveryCols
 
 	sqlDeliveryExists = `SELECT count(*) FROM deliveries WHERE space = ? AND id = ?`

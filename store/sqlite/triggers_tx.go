@@ -33,8 +33,7 @@ func (t *writeTx) DeliveryComplete(ctx context.Context, u store.DeliveryUpdate) 
 		return fmt.Errorf("sqlite: complete delivery: %w", err)
 	}
 	u.Space = t.space.ID
-	_, err := updateDelivery(ctx, t, &u)
-	return wrap("complete delivery", t.fail(err))
+	return wrap("complete delivery", t.fail(completeDelivery(ctx, t, &u)))
 }
 
 // TriggerAdvanceTx applies advances of the transaction's space's triggers
