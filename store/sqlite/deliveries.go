@@ -140,7 +140,7 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 // missing delivery fails only its own update.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
 	errs := make([]error, len(us))
-	err := s.triggerWriteBy(ctx, s.lazyWriteTx, func(q stmter) error {
+	err := s.lazyWriteTx(ctx, func(q *connTx) error {
 		for i := range us {
 			err := completeDelivery(ctx, q, &us[i])
 			if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {

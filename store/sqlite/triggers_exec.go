@@ -21,13 +21,7 @@ type stmter interface {
 
 // triggerWrite runs fn in one write transaction on the write connection.
 func (s *Store) triggerWrite(ctx context.Context, fn func(q stmter) error) error {
-	return s.triggerWriteBy(ctx, s.writeTx, fn)
-}
-
-// triggerWriteBy is triggerWrite in a transaction run by txFn (writeTx
-// or lazyWriteTx).
-func (s *Store) triggerWriteBy(ctx context.Context, txFn func(context.Context, func(*connTx) error) error, fn func(q stmter) error) error {
-	return txFn(ctx, func(tx *connTx) error { return fn(tx) })
+	return s.writeTx(ctx, func(tx *connTx) error { return fn(tx) })
 }
 
 // execIn runs one statement of q and returns how many rows it changed.

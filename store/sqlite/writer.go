@@ -140,12 +140,18 @@ func (w *writer) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // run executes one prepared statement on the held connection.
 func (w *writer) run(ctx context.Context, query string, args ...any) error {
+	_, err := w.execHeld(ctx, query, args...)
+	return err
+}
+
+// execHeld is run, returning the statement's result.
+func (w *writer) execHeld(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, err := w.stmt(ctx, query)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = st.ExecContext(ctx, args...)
-	return w.note(err)
+	res, err := st.ExecContext(ctx, args...)
+	return res, w.note(err)
 }
 
 // exec runs one prepared statement on its own (autocommit) on the write
@@ -155,12 +161,7 @@ func (w *writer) exec(ctx context.Context, query string, args ...any) (sql.Resul
 		return nil, err
 	}
 	defer w.release()
-	st, err := w.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	res, err := st.ExecContext(ctx, args...)
-	return res, w.note(err)
+	return w.execHeld(ctx, query, args...)
 }
 
 // begin takes the write connection and opens a transaction on it. Only
