@@ -44,6 +44,10 @@ type PullOptions struct {
 	// (store.CommitsParams.ChangesOf): the others come with both nil,
 	// their ChangeCount intact.
 	ChangesOf []string
+	// Recycle (PullRawWith only) reads pages whose memory the caller hands
+	// back with Log.Recycle once it is done with them (see
+	// store.RawRecycler).
+	Recycle bool
 }
 
 // PullWith is Pull with options.
@@ -124,7 +128,7 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	if after == sp.Head {
 		return page, nil
 	}
-	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts, ChangesOf: opts.ChangesOf}
+	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts, ChangesOf: opts.ChangesOf, Recycle: opts.Recycle}
 	commits, ok := []store.RawCommit(nil), false
 	if opts.ReadAhead {
 		commits, ok = l.ahead.take(p)
@@ -143,6 +147,18 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 		l.ahead.answered(l, p, page.NextCursor, page.HasMore)
 	}
 	return page, nil
+}
+
+// Recycle hands the memory of a page PullRawWith read with
+// PullOptions.Recycle back to the store, for the pages after it. Pass the
+// page's Commits as PullRawWith returned them (before any filtering), and
+// only once nothing refers to them, nor to any string or JSON of theirs:
+// the next pages overwrite them. A store that cannot reuse pages ignores
+// it.
+func (l *Log) Recycle(commits []store.RawCommit) {
+	if r, ok := l.st.(store.RawRecycler); ok {
+		r.RecycleRaw(commits)
+	}
 }
 
 // SplitRaw cuts commits read in seq order (a RawPullPage's) into the

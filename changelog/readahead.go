@@ -127,6 +127,6 @@ func (a *pullAhead) close() {
 
 // sameParams reports whether a read with p answers a read with q.
 func sameParams(p, q store.CommitsParams) bool {
-	return p.Space == q.Space && p.After == q.After && p.Limit == q.Limit && p.NoReceipts == q.NoReceipts &&
+	return p.Space == q.Space && p.After == q.After && p.Limit == q.Limit && p.NoReceipts == q.NoReceipts && p.Recycle == q.Recycle &&
 		(p.ChangesOf == nil) == (q.ChangesOf == nil) && slices.Equal(p.ChangesOf, q.ChangesOf)
 }

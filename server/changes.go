@@ -149,10 +149,14 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 		}
 		after = sp.Horizon
 	}
-	page, err := s.log.PullRaw(r.Context(), space, after, limit)
+	page, err := s.log.PullRawWith(r.Context(), space, after, limit, changelog.PullOptions{ReadAhead: true, Recycle: true})
 	if err != nil {
 		return err
 	}
+	// The page is encoded into buf, then its memory goes back to the
+	// store for the next pages (nothing refers to it after AppendJSON).
+	read := page.Commits
+	defer s.log.Recycle(read)
 	if page.Commits, err = readableCommits(rd, page.Commits); err != nil {
 		return err
 	}

@@ -260,6 +260,22 @@ type CommitsParams struct {
 	// stored with each commit; a commit stored without one (written
 	// before the count was) comes whole. nil reads every commit whole.
 	ChangesOf []string
+	// Recycle (RawCommits only) asks for a page whose memory the caller
+	// will hand back through RawRecycler once it is done with it (a
+	// forwarding reader that encodes each page and drops it). A store
+	// that does not implement RawRecycler ignores it.
+	Recycle bool
+}
+
+// RawRecycler is implemented by stores that can reuse the memory of the
+// raw commit pages they read with CommitsParams.Recycle.
+type RawRecycler interface {
+	// RecycleRaw hands back the memory of the page commits was read as
+	// (commits may be any prefix of it; a page not read with Recycle, or
+	// already handed back, is ignored). The caller must hold no reference
+	// to the page's commits, nor to any string or JSON of theirs: the
+	// next pages overwrite them.
+	RecycleRaw(commits []RawCommit)
 }
 
 // EntityListParams selects records of one type with id > After (bytewise),

@@ -86,7 +86,7 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 	if p.ChangesOf != nil {
 		args = append(args, p.ChangesOf)
 	}
-	return s.readRawPage(ctx, "raw commits", p.Limit, rawCommitsQuery(p), args...)
+	return s.readRawPage(ctx, "raw commits", p.Limit, p.Recycle, rawCommitsQuery(p), args...)
 }
 
 // readRawPage runs a read of whole commits (rawCommitsQuery) into an arena
@@ -95,16 +95,21 @@ func (s *Store) RawCommits(ctx context.Context, p store.CommitsParams) ([]store.
 // row arrives (a tail read that finds nothing allocates nothing) and
 // grows in blocks sized from the limit and the last page's row size
 // (rowcodec.Arena), so a tail read that finds one row sets aside little
-// and a whole page copies nothing twice.
-func (s *Store) readRawPage(ctx context.Context, op string, limit int, query string, args ...any) ([]store.RawCommit, error) {
+// and a whole page copies nothing twice. With recycle, the page's memory
+// is lent until RecycleRaw hands it back (recycle.go).
+func (s *Store) readRawPage(ctx context.Context, op string, limit int, recycle bool, query string, args ...any) ([]store.RawCommit, error) {
 	a, err := s.readArena(ctx, limit, &s.rawRowBytes, (*rowcodec.Arena).Dest, query, args...)
 	switch {
 	case err != nil:
 		return nil, wrap(op, err)
 	case a == nil:
 		return []store.RawCommit{}, nil
+	case !recycle:
+		return a.Commits(), nil
 	}
-	return a.Commits(), nil
+	commits, m := a.CommitsPage()
+	s.lent.lend(commits, m)
+	return commits, nil
 }
 
 // readArena runs query and scans its rows into an arena through the

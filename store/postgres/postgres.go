@@ -44,6 +44,9 @@ type Store struct {
 	// rawRowBytes is the mean JSON size of the rows of the last raw
 	// commit page read, to size the next one's arena (readRawPage).
 	rawRowBytes atomic.Int64
+	// lent holds the memory of raw pages read with Recycle until it is
+	// handed back (recycle.go).
+	lent lentPages
 	// rowBytes is the mean payload size of the rows of the last wire row
 	// page read, to size the next one's arena (Rows).
 	rowBytes atomic.Int64

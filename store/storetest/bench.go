@@ -190,9 +190,10 @@ func BenchPull(b *testing.B, lg *changelog.Log, space string) {
 
 // BenchPullEncoded measures rows/s pulling the whole space in pages of
 // 1,000 and encoding each page as JSON, as GET .../log answers it: with
-// raw, through PullRaw and RawPullPage.AppendJSON (the stored JSON passed
-// through), else through Pull and json.Marshal (every commit decoded,
-// then encoded again).
+// raw, through PullRawWith and RawPullPage.AppendJSON (the stored JSON
+// passed through, each page's memory then recycled, as the server does),
+// else through Pull and json.Marshal (every commit decoded, then encoded
+// again).
 func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
 	b.Helper()
 	ctx := context.Background()
@@ -202,11 +203,12 @@ func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
 		for cursor, more := int64(0), true; more; {
 			var n int
 			if raw {
-				p, err := lg.PullRaw(ctx, space, cursor, 1000)
+				p, err := lg.PullRawWith(ctx, space, cursor, 1000, changelog.PullOptions{ReadAhead: true, Recycle: true})
 				if err != nil {
 					b.Fatal(err)
 				}
 				buf = p.AppendJSON(buf[:0])
+				lg.Recycle(p.Commits)
 				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
 			} else {
 				p, err := lg.Pull(ctx, space, cursor, 1000)

@@ -20,6 +20,7 @@ func (h *harness) wantRawPull() {
 	t := h.t
 	t.Helper()
 	h.write(put("esc", "e1", "{\"h\":\"<a&b>\",\"u\":\"é\u2028\u2029\",\"n\":1.50,\"s\":\"\\\"q\\\"\\\\\"}"))
+	var pages [][]byte // each page's AppendJSON, for wantRecycledPull
 	for after, more := int64(0), true; more; {
 		page, err := h.log.Pull(h.ctx, h.space, after, 2)
 		if err != nil {
@@ -38,9 +39,11 @@ func (h *harness) wantRawPull() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if appended := raw.AppendJSON(nil); !bytes.Equal(appended, marshaled) {
+		appended := raw.AppendJSON(nil)
+		if !bytes.Equal(appended, marshaled) {
 			t.Fatalf("pull after %d: AppendJSON = %s; want %s", after, appended, marshaled)
 		}
+		pages = append(pages, appended)
 		if len(raw.Commits) != len(page.Commits) {
 			t.Fatalf("pull after %d: %d raw commits, %d decoded", after, len(raw.Commits), len(page.Commits))
 		}
@@ -64,6 +67,43 @@ func (h *harness) wantRawPull() {
 			t.Fatalf("raw page cursor %d more %v, want %d %v", raw.NextCursor, raw.HasMore, page.NextCursor, page.HasMore)
 		}
 	}
+	h.wantRecycledPull(pages)
+}
+
+// wantRecycledPull pulls the whole space again in pages of 2 as the
+// server does (read ahead, each page's memory recycled once encoded): the
+// pages must encode as want, the pages read without recycling. Each page
+// is handed back only after the next one is read, and must still encode
+// the same then: a store must not reuse the memory of a page it has not
+// got back.
+func (h *harness) wantRecycledPull(want [][]byte) {
+	t := h.t
+	t.Helper()
+	opts := changelog.PullOptions{ReadAhead: true, Recycle: true}
+	var held changelog.RawPullPage
+	var heldJSON []byte
+	for i, after, more := 0, int64(0), true; more; i++ {
+		page, err := h.log.PullRawWith(h.ctx, h.space, after, 2, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if heldJSON != nil {
+			if got := held.AppendJSON(nil); !bytes.Equal(got, heldJSON) {
+				t.Fatalf("recycled pull: a page changed once the next was read:\nnow %s\nwas %s", got, heldJSON)
+			}
+			h.log.Recycle(held.Commits)
+		}
+		got := page.AppendJSON(nil)
+		if i >= len(want) || !bytes.Equal(got, want[i]) {
+			t.Fatalf("recycled pull, page %d after %d:\ngot  %s\nwant %s", i, after, got, want[min(i, len(want)-1)])
+		}
+		held, heldJSON = page, got
+		after, more = page.NextCursor, page.HasMore
+		if !more && i != len(want)-1 {
+			t.Fatalf("recycled pull ended after %d pages, want %d", i+1, len(want))
+		}
+	}
+	h.log.Recycle(held.Commits)
 }
 
 // wantPartialPull pulls the page after after again reading the changes

@@ -102,7 +102,7 @@ type blocks struct {
 func (bs *blocks) add(b []byte, rows, expect int) []byte {
 	last := len(bs.all) - 1
 	if last < 0 || cap(bs.all[last])-len(bs.all[last]) < len(b) {
-		bs.all = append(bs.all, make([]byte, 0, bs.nextSize(len(b), rows, expect)))
+		bs.all = append(bs.all, newBlock(bs.nextSize(len(b), rows, expect)))
 		last++
 	}
 	cur := bs.all[last]
@@ -111,6 +111,15 @@ func (bs *blocks) add(b []byte, rows, expect int) []byte {
 	bs.all[last] = cur
 	bs.used += len(b)
 	return cur[lo:len(cur):len(cur)]
+}
+
+// newBlock returns an empty block with room for size bytes: a spare one
+// (spare.go) when one fits, else a new one.
+func newBlock(size int) []byte {
+	if b := spareBlock(size); b != nil {
+		return b
+	}
+	return make([]byte, 0, size)
 }
 
 // nextSize sizes a new block that must hold need bytes: the rest of the
@@ -221,23 +230,38 @@ func (a *Arena) Add() {
 	if a.count.Valid {
 		rc.SetChangeCount(int(a.count.Int32))
 	}
-	a.commits = appendRow(a.commits, rc, a.expect)
+	if len(a.commits) == cap(a.commits) {
+		a.commits = grow(a.commits, a.expect, spareCommits)
+	}
+	a.commits = append(a.commits, rc)
 }
 
-// appendRow appends r to rows, making room for the rest of the expected
-// page at once (at most firstBlockRows for the first row, so a tail read
-// that finds one row sets aside little), or doubling past it.
+// appendRow appends r to rows, making room first when they are full
+// (grow, without spares).
 func appendRow[T any](rows []T, r T, expect int) []T {
 	if len(rows) == cap(rows) {
-		size := max(expect, 2*cap(rows))
-		if cap(rows) == 0 {
-			size = min(expect, firstBlockRows)
-		}
-		grown := make([]T, len(rows), size)
-		copy(grown, rows)
-		rows = grown
+		rows = grow(rows, expect, nil)
 	}
 	return append(rows, r)
+}
+
+// grow returns full rows with room for the rest of the expected page (at
+// most firstBlockRows for the first row, so a tail read that finds one
+// row sets aside little), or twice the room past it: a spare slice when
+// spare (if not nil) has one, else a new one.
+func grow[T any](rows []T, expect int, spare func(int) []T) []T {
+	size := max(expect, 2*cap(rows))
+	if cap(rows) == 0 {
+		size = min(expect, firstBlockRows)
+	}
+	var grown []T
+	if spare != nil {
+		grown = spare(size)
+	}
+	if grown == nil {
+		grown = make([]T, 0, size)
+	}
+	return append(grown, rows...)
 }
 
 // RawReadable reports whether rows described by fds can be added with
@@ -328,6 +352,14 @@ func (a *Arena) Commits() []store.RawCommit {
 	}
 	a.commits, a.text, a.json = nil, blocks{}, blocks{}
 	return out
+}
+
+// CommitsPage is Commits with the memory behind the commits, which the
+// caller releases (Memory.Release) once nothing refers to them any more,
+// for the next arenas to reuse.
+func (a *Arena) CommitsPage() ([]store.RawCommit, *Memory) {
+	m := &Memory{blocks: append(a.text.all, a.json.all...), commits: a.commits}
+	return a.Commits(), m
 }
 
 // Rows returns the rows added, in order, as wire rows (a non-nil slice).
