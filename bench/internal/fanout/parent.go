@@ -39,6 +39,13 @@ func (f figures) perCommit(commits int) (server, clients, kernel float64) {
 	return s / float64(commits), (f.ClientUser + f.ClientSys) / float64(commits), kernel
 }
 
+// kernelPerCommit returns the processor time per commit, in ms, that
+// the server and the clients spent in the kernel: what would remain of
+// the work behind a commit with no user-space time at all.
+func (f figures) kernelPerCommit(commits int) float64 {
+	return (f.ServerSys + f.ClientSys) / float64(commits)
+}
+
 // commit appends one change the watchers see and returns its seq (eddy)
 // or revision (etcd).
 type commit func(ctx context.Context, i int) (int64, error)
