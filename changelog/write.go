@@ -178,6 +178,16 @@ func (l *Log) beginOptimistic(ctx context.Context, p store.WriteBeginParams, gro
 	return tx, schemas
 }
 
+// groupRows is the most commits a group can append: one per mutation
+// and per engine row.
+func groupRows(group []*pending) int {
+	n := 0
+	for _, p := range group {
+		n += len(p.req.Mutations) + len(p.req.Engine)
+	}
+	return n
+}
+
 // commitTx applies the group in tx, runs its effects and (hooked) the
 // InCommit hook and commits it, remembering the state it leaves for the
 // next group's prediction. A failed Commit of a group that appended
@@ -187,6 +197,7 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 	space := group[0].req.Space
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	g := newGroupState(tx, schemas, l.now())
+	g.commits = make([]pendingCommit, 0, groupRows(group))
 	results := make([]WriteResult, len(group))
 	for i, p := range group {
 		results[i] = g.apply(p.req)
