@@ -45,8 +45,8 @@ type PullOptions struct {
 	// their ChangeCount intact.
 	ChangesOf []string
 	// Recycle (PullRawWith only) reads pages whose memory the caller hands
-	// back with Log.Recycle once it is done with them (see
-	// store.RawRecycler).
+	// back with Log.RecycleRaw once it is done with them (see
+	// store.Recycler).
 	Recycle bool
 }
 
@@ -149,15 +149,23 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	return page, nil
 }
 
-// Recycle hands the memory of a page PullRawWith read with
+// RecycleRaw hands the memory of a page PullRawWith read with
 // PullOptions.Recycle back to the store, for the pages after it. Pass the
 // page's Commits as PullRawWith returned them (before any filtering), and
 // only once nothing refers to them, nor to any string or JSON of theirs:
 // the next pages overwrite them. A store that cannot reuse pages ignores
-// it.
-func (l *Log) Recycle(commits []store.RawCommit) {
-	if r, ok := l.st.(store.RawRecycler); ok {
+// it (see store.Recycler).
+func (l *Log) RecycleRaw(commits []store.RawCommit) {
+	if r, ok := l.st.(store.Recycler); ok {
 		r.RecycleRaw(commits)
+	}
+}
+
+// RecycleRows is RecycleRaw for the Rows of a page ReadWith read with
+// ReadOptions.Recycle.
+func (l *Log) RecycleRows(rows []store.Row) {
+	if r, ok := l.st.(store.Recycler); ok {
+		r.RecycleRows(rows)
 	}
 }
 
@@ -247,6 +255,18 @@ func (l *Log) checkHorizon(ctx context.Context, space string, pos int64) error {
 // than limit, even none; Cursor is the last position consumed (the head
 // when the read caught up).
 func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limit int) (Page, error) {
+	return l.ReadWith(ctx, space, from, f, limit, ReadOptions{})
+}
+
+// ReadOptions tune ReadWith.
+type ReadOptions struct {
+	// Recycle reads a page whose memory the caller hands back with
+	// RecycleRows once it is done with its rows (see store.Recycler).
+	Recycle bool
+}
+
+// ReadWith is Read with options.
+func (l *Log) ReadWith(ctx context.Context, space string, from int64, f Filter, limit int, opts ReadOptions) (Page, error) {
 	if limit < 1 {
 		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
@@ -259,7 +279,7 @@ func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limi
 	if hi == from {
 		return page, nil
 	}
-	rows, err := l.st.Rows(ctx, store.RowsParams{Space: space, Lo: from, Hi: hi, Filter: f.RowFilter(), Limit: limit})
+	rows, err := l.st.Rows(ctx, store.RowsParams{Space: space, Lo: from, Hi: hi, Filter: f.RowFilter(), Limit: limit, Recycle: opts.Recycle})
 	if err != nil {
 		return Page{}, fmt.Errorf("read rows: %w", err)
 	}

@@ -156,7 +156,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	// The page is encoded into buf, then its memory goes back to the
 	// store for the next pages (nothing refers to it after AppendJSON).
 	read := page.Commits
-	defer s.log.Recycle(read)
+	defer s.log.RecycleRaw(read)
 	if page.Commits, err = readableCommits(rd, page.Commits); err != nil {
 		return err
 	}

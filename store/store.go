@@ -240,6 +240,9 @@ type RowsParams struct {
 	Filter RowFilter
 	Desc   bool
 	Limit  int
+	// Recycle asks for a page whose memory the caller will hand back
+	// through Recycler once it is done with it (see CommitsParams).
+	Recycle bool
 }
 
 // CommitsParams selects at most Limit whole commits with seq > After, in
@@ -261,21 +264,24 @@ type CommitsParams struct {
 	// before the count was) comes whole. nil reads every commit whole.
 	ChangesOf []string
 	// Recycle (RawCommits only) asks for a page whose memory the caller
-	// will hand back through RawRecycler once it is done with it (a
+	// will hand back through Recycler once it is done with it (a
 	// forwarding reader that encodes each page and drops it). A store
-	// that does not implement RawRecycler ignores it.
+	// that does not implement Recycler ignores it.
 	Recycle bool
 }
 
-// RawRecycler is implemented by stores that can reuse the memory of the
-// raw commit pages they read with CommitsParams.Recycle.
-type RawRecycler interface {
-	// RecycleRaw hands back the memory of the page commits was read as
-	// (commits may be any prefix of it; a page not read with Recycle, or
-	// already handed back, is ignored). The caller must hold no reference
-	// to the page's commits, nor to any string or JSON of theirs: the
-	// next pages overwrite them.
+// Recycler is implemented by stores that can reuse the memory of the
+// pages they read with CommitsParams.Recycle or RowsParams.Recycle. A
+// page is handed back by a slice of its own (any part of it that starts
+// where the page does, or the page filtered in place); a page not read
+// with Recycle, or already handed back, is ignored. The caller must hold
+// no reference to the page's commits or rows, nor to any string or JSON
+// of theirs: the next pages overwrite them.
+type Recycler interface {
+	// RecycleRaw hands back the memory of a RawCommits page.
 	RecycleRaw(commits []RawCommit)
+	// RecycleRows hands back the memory of a Rows page.
+	RecycleRows(rows []Row)
 }
 
 // EntityListParams selects records of one type with id > After (bytewise),

@@ -262,8 +262,11 @@ func (wt *watcher) catchUp(ctx context.Context) (bool, error) {
 		hook(wt.pos)
 	}
 	wt.resetBudget(ctx)
-	page, err := wt.h.log.Read(ctx, wt.space, wt.pos, wt.f, wt.nextBatch())
+	// The page is this watcher's alone and its rows are encoded into
+	// wt.buf, so its memory goes back to the store for the next pages.
+	page, err := wt.h.log.ReadWith(ctx, wt.space, wt.pos, wt.f, wt.nextBatch(), changelog.ReadOptions{Recycle: true})
 	if err == nil {
+		defer wt.h.log.RecycleRows(page.Rows)
 		err = wt.budgetErr()
 	}
 	if err != nil {

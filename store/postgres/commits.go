@@ -108,7 +108,7 @@ func (s *Store) readRawPage(ctx context.Context, op string, limit int, recycle b
 		return a.Commits(), nil
 	}
 	commits, m := a.CommitsPage()
-	s.lent.lend(commits, m)
+	s.lent.lend(start(commits), m)
 	return commits, nil
 }
 

@@ -120,8 +120,12 @@ func (s *Store) Rows(ctx context.Context, p store.RowsParams) ([]store.Row, erro
 		return nil, wrap("rows", err)
 	case a == nil:
 		return []store.Row{}, nil
+	case !p.Recycle:
+		return a.Rows(), nil
 	}
-	return a.Rows(), nil
+	rows, m := a.RowsPage()
+	s.lent.lend(start(rows), m)
+	return rows, nil
 }
 
 // rowsQuery builds the SQL for Rows, in one of two shapes whose plans do

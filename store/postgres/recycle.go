@@ -2,62 +2,63 @@ package postgres
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/internal/rowcodec"
 )
 
-var _ store.RawRecycler = (*Store)(nil)
+var _ store.Recycler = (*Store)(nil)
 
-// maxLentPages bounds the pages read with CommitsParams.Recycle that are
-// remembered until handed back: a page read ahead and never taken, or
-// never handed back, is forgotten (left to the garbage collector) when
-// this many newer ones are out.
+// maxLentPages bounds the pages read with Recycle that are remembered
+// until handed back: a page read ahead and never taken, or never handed
+// back, is forgotten (left to the garbage collector) when this many
+// newer ones are out.
 const maxLentPages = 16
 
-// lentPages remembers the memory of the raw pages read with Recycle, by
-// their first commit, until RecycleRaw hands it back.
+// lentPages remembers the memory of the pages read with Recycle, by the
+// start of their slice, until it is handed back.
 type lentPages struct {
 	mu    sync.Mutex
-	pages map[*store.RawCommit]*rowcodec.Memory
-	order []*store.RawCommit // oldest first
+	pages map[unsafe.Pointer]*rowcodec.Memory
+	order []unsafe.Pointer // oldest first
 }
 
-// lend remembers the memory of the page commits, forgetting the oldest
-// page past maxLentPages.
-func (l *lentPages) lend(commits []store.RawCommit, m *rowcodec.Memory) {
-	if len(commits) == 0 {
+// lend remembers the memory m of the page that starts at start (nil for
+// an empty page: nothing to remember), forgetting the oldest page past
+// maxLentPages.
+func (l *lentPages) lend(start unsafe.Pointer, m *rowcodec.Memory) {
+	if start == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pages == nil {
-		l.pages = make(map[*store.RawCommit]*rowcodec.Memory, maxLentPages)
+		l.pages = make(map[unsafe.Pointer]*rowcodec.Memory, maxLentPages)
 	}
 	if len(l.order) == maxLentPages {
 		delete(l.pages, l.order[0])
 		l.order = append(l.order[:0], l.order[1:]...)
 	}
-	l.pages[&commits[0]] = m
-	l.order = append(l.order, &commits[0])
+	l.pages[start] = m
+	l.order = append(l.order, start)
 }
 
-// take returns and forgets the memory of the page commits is a prefix
-// of, or nil.
-func (l *lentPages) take(commits []store.RawCommit) *rowcodec.Memory {
-	if len(commits) == 0 {
+// take returns and forgets the memory of the page that starts at start,
+// or nil.
+func (l *lentPages) take(start unsafe.Pointer) *rowcodec.Memory {
+	if start == nil {
 		return nil
 	}
-	key := &commits[0]
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := l.pages[key]
+	m := l.pages[start]
 	if m == nil {
 		return nil
 	}
-	delete(l.pages, key)
+	delete(l.pages, start)
 	for i, k := range l.order {
-		if k == key {
+		if k == start {
 			l.order = append(l.order[:i], l.order[i+1:]...)
 			break
 		}
@@ -65,10 +66,26 @@ func (l *lentPages) take(commits []store.RawCommit) *rowcodec.Memory {
 	return m
 }
 
+// start returns where s's elements start: the same for a page and any
+// slice of it that starts where it does (a prefix, or the page filtered
+// in place), nil for a slice with no room.
+func start[T any](s []T) unsafe.Pointer {
+	if cap(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(s))
+}
+
 // RecycleRaw hands back the memory of a page RawCommits read with
-// Recycle, for the next pages (store.RawRecycler).
-func (s *Store) RecycleRaw(commits []store.RawCommit) {
-	if m := s.lent.take(commits); m != nil {
+// Recycle, for the next pages (store.Recycler).
+func (s *Store) RecycleRaw(commits []store.RawCommit) { s.recycle(start(commits)) }
+
+// RecycleRows hands back the memory of a page Rows read with Recycle,
+// for the next pages (store.Recycler).
+func (s *Store) RecycleRows(rows []store.Row) { s.recycle(start(rows)) }
+
+func (s *Store) recycle(at unsafe.Pointer) {
+	if m := s.lent.take(at); m != nil {
 		m.Release()
 	}
 }

@@ -208,7 +208,7 @@ func BenchPullEncoded(b *testing.B, lg *changelog.Log, space string, raw bool) {
 					b.Fatal(err)
 				}
 				buf = p.AppendJSON(buf[:0])
-				lg.Recycle(p.Commits)
+				lg.RecycleRaw(p.Commits)
 				n, cursor, more = len(p.Commits), p.NextCursor, p.HasMore
 			} else {
 				p, err := lg.Pull(ctx, space, cursor, 1000)

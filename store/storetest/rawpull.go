@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -91,7 +92,7 @@ func (h *harness) wantRecycledPull(want [][]byte) {
 			if got := held.AppendJSON(nil); !bytes.Equal(got, heldJSON) {
 				t.Fatalf("recycled pull: a page changed once the next was read:\nnow %s\nwas %s", got, heldJSON)
 			}
-			h.log.Recycle(held.Commits)
+			h.log.RecycleRaw(held.Commits)
 		}
 		got := page.AppendJSON(nil)
 		if i >= len(want) || !bytes.Equal(got, want[i]) {
@@ -103,7 +104,7 @@ func (h *harness) wantRecycledPull(want [][]byte) {
 			t.Fatalf("recycled pull ended after %d pages, want %d", i+1, len(want))
 		}
 	}
-	h.log.Recycle(held.Commits)
+	h.log.RecycleRaw(held.Commits)
 }
 
 // wantPartialPull pulls the page after after again reading the changes
@@ -184,4 +185,64 @@ func ExerciseUncounted(t *testing.T, st store.Store, forget func(ctx context.Con
 		}
 		after, more = full.NextCursor, full.HasMore
 	}
+}
+
+// wantRecycledRead reads the whole space in pages of 2 through Read,
+// then again as a watcher catching up does (ReadOptions.Recycle, each
+// page's memory handed back): the pages must hold the same rows, with
+// every filter of filters. Each page is handed back only after the next
+// one is read, and must still hold its rows then.
+func (h *harness) wantRecycledRead(filters ...changelog.Filter) {
+	t := h.t
+	t.Helper()
+	for _, f := range append(filters, changelog.Filter{}) {
+		want := h.readPages(f, changelog.ReadOptions{}, nil)
+		var held []store.Row
+		got := h.readPages(f, changelog.ReadOptions{Recycle: true}, func(i int, rows []store.Row) {
+			if i > 0 {
+				if !reflect.DeepEqual(held, want[i-1]) {
+					t.Fatalf("recycled read: page %d changed once the next was read:\nnow %s\nwas %s", i-1, js(held), js(want[i-1]))
+				}
+				h.log.RecycleRows(held)
+			}
+			held = rows
+		})
+		h.log.RecycleRows(held)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("recycled read with filter %+v:\ngot  %s\nwant %s", f, js(got), js(want))
+		}
+	}
+}
+
+// readPages reads the space from 0 to its head in pages of 2 with f and
+// opts, calling each (if not nil) with every page as read, and returns
+// the pages' rows (copies, for a recycled read).
+func (h *harness) readPages(f changelog.Filter, opts changelog.ReadOptions, each func(int, []store.Row)) [][]store.Row {
+	var pages [][]store.Row
+	for i, from := 0, int64(0); ; i++ {
+		p, err := h.log.ReadWith(h.ctx, h.space, from, f, 2, opts)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		pages = append(pages, copyRows(p.Rows))
+		if each != nil {
+			each(i, p.Rows)
+		}
+		if p.Cursor >= p.Head {
+			return pages
+		}
+		from = p.Cursor
+	}
+}
+
+// copyRows returns rows with every string and payload copied.
+func copyRows(rows []store.Row) []store.Row {
+	out := make([]store.Row, len(rows))
+	for i, r := range rows {
+		r.Actor, r.Op = strings.Clone(r.Actor), strings.Clone(r.Op)
+		r.EntityID, r.Type = strings.Clone(r.EntityID), strings.Clone(r.Type)
+		r.Payload = slices.Clone(r.Payload)
+		out[i] = r
+	}
+	return out
 }

@@ -94,6 +94,7 @@ func testPull(t *testing.T, open OpenFunc) {
 		wantCode(t, fmt.Sprintf("pull(%d, %d)", tc.after, tc.limit), err, problem.BadRequest)
 	}
 	h.wantRawPull()
+	h.wantRecycledRead(changelog.Filter{Types: []string{"esc"}}, changelog.Filter{ExcludeTypes: []string{"esc"}}, changelog.Filter{Q: "b"})
 }
 
 // wantWholeCommit checks a pulled commit: ordinals, versions, receipt,

@@ -102,7 +102,7 @@ type blocks struct {
 func (bs *blocks) add(b []byte, rows, expect int) []byte {
 	last := len(bs.all) - 1
 	if last < 0 || cap(bs.all[last])-len(bs.all[last]) < len(b) {
-		bs.all = append(bs.all, newBlock(bs.nextSize(len(b), rows, expect)))
+		bs.all = append(bs.all, newBlock(bs.nextSize(len(b), rows, expect), len(b)))
 		last++
 	}
 	cur := bs.all[last]
@@ -114,9 +114,11 @@ func (bs *blocks) add(b []byte, rows, expect int) []byte {
 }
 
 // newBlock returns an empty block with room for size bytes: a spare one
-// (spare.go) when one fits, else a new one.
-func newBlock(size int) []byte {
-	if b := spareBlock(size); b != nil {
+// (spare.go) of between half and twice that, with room for need at
+// least, when there is one (a page a little longer than the last one
+// then spills its last rows into one more block), else a new one.
+func newBlock(size, need int) []byte {
+	if b := spareBlock(max(need, size/2), 2*size); b != nil {
 		return b
 	}
 	return make([]byte, 0, size)
@@ -223,7 +225,10 @@ func (a *Arena) Add() {
 	row := store.Row{Seq: a.seq, TS: a.ts.UTC(), Actor: c[colActor].str(), Op: c[colOp].str(),
 		EntityID: c[colEntityID].str(), Type: c[colType].str(), Payload: c[colPayload].raw()}
 	if a.kind != kindCommits {
-		a.rows = appendRow(a.rows, row, a.expect)
+		if len(a.rows) == cap(a.rows) {
+			a.rows = grow(a.rows, a.expect, spareRows)
+		}
+		a.rows = append(a.rows, row)
 		return
 	}
 	rc := store.RawCommit{Row: row, Changes: c[colChanges].raw(), Receipt: c[colReceipt].raw(), Provenance: c[colProvenance].raw()}
@@ -236,28 +241,16 @@ func (a *Arena) Add() {
 	a.commits = append(a.commits, rc)
 }
 
-// appendRow appends r to rows, making room first when they are full
-// (grow, without spares).
-func appendRow[T any](rows []T, r T, expect int) []T {
-	if len(rows) == cap(rows) {
-		rows = grow(rows, expect, nil)
-	}
-	return append(rows, r)
-}
-
 // grow returns full rows with room for the rest of the expected page (at
 // most firstBlockRows for the first row, so a tail read that finds one
 // row sets aside little), or twice the room past it: a spare slice when
-// spare (if not nil) has one, else a new one.
+// spare has one, else a new one.
 func grow[T any](rows []T, expect int, spare func(int) []T) []T {
 	size := max(expect, 2*cap(rows))
 	if cap(rows) == 0 {
 		size = min(expect, firstBlockRows)
 	}
-	var grown []T
-	if spare != nil {
-		grown = spare(size)
-	}
+	grown := spare(size)
 	if grown == nil {
 		grown = make([]T, 0, size)
 	}
@@ -360,6 +353,19 @@ func (a *Arena) Commits() []store.RawCommit {
 func (a *Arena) CommitsPage() ([]store.RawCommit, *Memory) {
 	m := &Memory{blocks: append(a.text.all, a.json.all...), commits: a.commits}
 	return a.Commits(), m
+}
+
+// RowsPage is Rows for a page whose memory the caller releases
+// (Memory.Release) once nothing refers to its rows any more, for the
+// next arenas to reuse: the rows stay in the blocks they were read into.
+func (a *Arena) RowsPage() ([]store.Row, *Memory) {
+	m := &Memory{blocks: append(a.text.all, a.json.all...), rows: a.rows}
+	out := a.rows
+	if out == nil {
+		out = []store.Row{}
+	}
+	a.rows, a.text, a.json = nil, blocks{}, blocks{}
+	return out, m
 }
 
 // Rows returns the rows added, in order, as wire rows (a non-nil slice).

@@ -26,20 +26,24 @@ const maxSpareBytes = 8 << 20
 // rawCommitBytes is the size of one commit of a spare slice.
 const rawCommitBytes = int(unsafe.Sizeof(store.RawCommit{}))
 
+// rowBytes is the size of one row of a spare slice.
+const rowBytes = int(unsafe.Sizeof(store.Row{}))
+
 var spares struct {
 	mu      sync.Mutex
 	blocks  [][]byte
 	commits [][]store.RawCommit
+	rows    [][]store.Row
 	bytes   int
 }
 
-// spareBlock returns an empty spare block with room for need bytes and
-// at most twice that, or nil.
-func spareBlock(need int) []byte {
+// spareBlock returns an empty spare block with room for at least lo
+// bytes and at most hi, or nil.
+func spareBlock(lo, hi int) []byte {
 	spares.mu.Lock()
 	defer spares.mu.Unlock()
 	for i, b := range spares.blocks {
-		if c := cap(b); c >= need && c <= 2*need {
+		if c := cap(b); c >= lo && c <= hi {
 			spares.blocks = deleteAt(spares.blocks, i)
 			spares.bytes -= c
 			return b
@@ -51,16 +55,37 @@ func spareBlock(need int) []byte {
 // spareCommits returns an empty spare commit slice with room for need
 // commits and at most twice that, or nil.
 func spareCommits(need int) []store.RawCommit {
+	return spareSlice(&spares.commits, need, rawCommitBytes)
+}
+
+// spareRows returns an empty spare row slice with room for need rows and
+// at most twice that, or nil.
+func spareRows(need int) []store.Row {
+	return spareSlice(&spares.rows, need, rowBytes)
+}
+
+// spareSlice takes from list an empty slice with room for need elements
+// of size bytes each and at most twice that, or returns nil.
+func spareSlice[T any](list *[][]T, need, size int) []T {
 	spares.mu.Lock()
 	defer spares.mu.Unlock()
-	for i, c := range spares.commits {
+	for i, c := range *list {
 		if n := cap(c); n >= need && n <= 2*need {
-			spares.commits = deleteAt(spares.commits, i)
-			spares.bytes -= n * rawCommitBytes
+			*list = deleteAt(*list, i)
+			spares.bytes -= n * size
 			return c
 		}
 	}
 	return nil
+}
+
+// keepSlice adds s, emptied, to list unless the spares are full.
+// spares.mu must be held.
+func keepSlice[T any](list *[][]T, s []T, size int) {
+	if s != nil && spares.bytes+cap(s)*size <= maxSpareBytes {
+		*list = append(*list, s[:0])
+		spares.bytes += cap(s) * size
+	}
 }
 
 // deleteAt removes s[i], moving the last element there.
@@ -72,10 +97,12 @@ func deleteAt[T any](s []T, i int) []T {
 	return s[:last]
 }
 
-// Memory is the memory behind one page of commits (Arena.CommitsPage).
+// Memory is the memory behind one page of commits or rows
+// (Arena.CommitsPage, Arena.RowsPage).
 type Memory struct {
 	blocks  [][]byte
 	commits []store.RawCommit
+	rows    []store.Row
 }
 
 // Release hands the page's memory back for the next arenas. Call it
@@ -83,7 +110,9 @@ type Memory struct {
 // JSON of theirs, any more: the next page overwrites them. Release is
 // safe for concurrent use with other pages; a Memory is released once.
 func (m *Memory) Release() {
-	clear(m.commits[:cap(m.commits)]) // drop the pointers into old pages
+	// Drop the pointers into old pages.
+	clear(m.commits[:cap(m.commits)])
+	clear(m.rows[:cap(m.rows)])
 	spares.mu.Lock()
 	defer spares.mu.Unlock()
 	for _, b := range m.blocks {
@@ -93,9 +122,7 @@ func (m *Memory) Release() {
 		spares.blocks = append(spares.blocks, b[:0])
 		spares.bytes += cap(b)
 	}
-	if c := m.commits; c != nil && spares.bytes+cap(c)*rawCommitBytes <= maxSpareBytes {
-		spares.commits = append(spares.commits, c[:0])
-		spares.bytes += cap(c) * rawCommitBytes
-	}
-	m.blocks, m.commits = nil, nil
+	keepSlice(&spares.commits, m.commits, rawCommitBytes)
+	keepSlice(&spares.rows, m.rows, rowBytes)
+	m.blocks, m.commits, m.rows = nil, nil, nil
 }

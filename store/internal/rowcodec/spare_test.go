@@ -94,3 +94,43 @@ func TestSparesBounded(t *testing.T) {
 		t.Fatalf("spares count %d bytes, hold %d", spares.bytes, total)
 	}
 }
+
+// TestArenaReusesReleasedRows: a page of wire rows read after another
+// was released takes its blocks and row slice, and holds its own rows.
+func TestArenaReusesReleasedRows(t *testing.T) {
+	resetSpares()
+	defer resetSpares()
+	scratch := make([]byte, 0, 256)
+	rowPage := func(rows []store.Row) ([]store.Row, *Memory) {
+		a := NewArena(len(rows), 64)
+		for _, r := range rows {
+			dest := a.RowDest()
+			*dest[0].(*int64), *dest[1].(*time.Time) = r.Seq, r.TS
+			for i, v := range [][]byte{[]byte(r.Actor), []byte(r.Op), []byte(r.EntityID), []byte(r.Type), r.Payload} {
+				scratch = append(scratch[:0], v...)
+				if err := dest[2+i].(scanner).ScanBytes(scratch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Add()
+		}
+		return a.RowsPage()
+	}
+	old, m := rowPage(wireRows(1000, 40))
+	oldFirst := &old[0]
+	m.Release()
+	want := wireRows(1000, 41)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, _ := rowPage(want)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 32<<10 {
+		t.Fatalf("a page of rows read after a released one allocated %d bytes, want under 32 KiB", n)
+	}
+	if &got[0] != oldFirst {
+		t.Fatal("the page did not reuse the released page's row slice")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rows read on reused memory:\n got %+v\nwant %+v", got[:2], want[:2])
+	}
+}
