@@ -15,7 +15,7 @@ import (
 func resetSpares() {
 	spares.mu.Lock()
 	defer spares.mu.Unlock()
-	spares.blocks, spares.commits, spares.bytes = nil, nil, 0
+	spares.blocks.items, spares.commits.items, spares.rows.items, spares.bytes = nil, nil, nil, 0
 }
 
 // sparePage reads a page of n commits like c (seqs from first) into a
@@ -83,15 +83,44 @@ func TestSparesBounded(t *testing.T) {
 	if spares.bytes > maxSpareBytes || spares.bytes < maxSpareBytes/2 {
 		t.Fatalf("spares hold %d bytes after 40 pages were released, want between %d and %d", spares.bytes, maxSpareBytes/2, maxSpareBytes)
 	}
+	if held := spareBytes(); held != spares.bytes {
+		t.Fatalf("spares count %d bytes, hold %d", spares.bytes, held)
+	}
+}
+
+// spareBytes adds up the spares held.
+func spareBytes() int {
 	total := 0
-	for _, b := range spares.blocks {
+	for _, b := range spares.blocks.items {
 		total += cap(b)
 	}
-	for _, c := range spares.commits {
+	for _, c := range spares.commits.items {
 		total += cap(c) * rawCommitBytes
 	}
-	if total != spares.bytes {
-		t.Fatalf("spares count %d bytes, hold %d", spares.bytes, total)
+	for _, r := range spares.rows.items {
+		total += cap(r) * rowBytes
+	}
+	return total
+}
+
+// TestSparesKeepTheNewest: with the spares full of one reader's pages,
+// a page of another kind released after them is kept, the oldest spares
+// dropped for it, so the next page of that kind reuses it.
+func TestSparesKeepTheNewest(t *testing.T) {
+	resetSpares()
+	defer resetSpares()
+	for range 200 {
+		_, m := sparePage(t, spareCommit(strings.Repeat("r", 100)), 1, 200)
+		m.Release()
+	}
+	old, m := sparePage(t, spareCommit(strings.Repeat("c", 600)), 1, 1000)
+	m.Release()
+	got, _ := sparePage(t, spareCommit(strings.Repeat("d", 600)), 1001, 1000)
+	if &got[0] != &old[0] {
+		t.Fatal("the newest page's memory was not kept for the next page")
+	}
+	if held := spareBytes(); held != spares.bytes || held > maxSpareBytes {
+		t.Fatalf("spares count %d bytes, hold %d, bound %d", spares.bytes, held, maxSpareBytes)
 	}
 }
 
