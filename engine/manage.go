@@ -80,6 +80,7 @@ func (e *Engine) changed(ctx context.Context, b *balancer) bool {
 // definition (its parse, cached while its bytes stand) and function,
 // and every lease's owner and epoch.
 func fingerprint(cat *catalog, states []store.TriggerState) string {
+	states = slices.SortedFunc(slices.Values(states), func(a, b store.TriggerState) int { return strings.Compare(a.Trigger, b.Trigger) })
 	var sb strings.Builder
 	names := make([]string, 0, len(cat.triggers))
 	for name := range cat.triggers {
@@ -153,10 +154,35 @@ func (e *Engine) roundSpace(ctx context.Context, b *balancer, sp store.Space) er
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	b.prints[sp.ID] = fingerprint(cat, states)
 	views := leaseViews(names, states, now)
 	stale := b.stale(sp.ID, views, now, e.opts.LeaseTTL/3)
-	return sr.renew(ctx, cat, planLeases(sp.ID, e.opts.Owner, b.procs, views, stale))
+	held, err := sr.renew(ctx, cat, planLeases(sp.ID, e.opts.Owner, b.procs, views, stale))
+	// The fingerprint holds this round's own leases as the store answered
+	// them: taken before them, it made the next check run a second round
+	// that changed nothing but reloaded every dispatcher's queue.
+	b.prints[sp.ID] = fingerprint(cat, withHeld(states, held))
+	return err
+}
+
+// withHeld returns states with those of the leases a round took or
+// renewed (held, by trigger) as the store answered them, and any held
+// state missing from states (a trigger whose state the round created).
+func withHeld(states []store.TriggerState, held map[string]store.TriggerState) []store.TriggerState {
+	out := make([]store.TriggerState, 0, len(states)+len(held))
+	seen := make(map[string]bool, len(states))
+	for _, st := range states {
+		if h, ok := held[st.Trigger]; ok {
+			st = h
+		}
+		seen[st.Trigger] = true
+		out = append(out, st)
+	}
+	for name, h := range held {
+		if !seen[name] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // stale returns the free leases of a space first found free at least

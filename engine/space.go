@@ -164,8 +164,9 @@ func (sr *spaceRun) loop(ctx context.Context) {
 // renew carries out a lease round's plan (see planLeases): it releases
 // the surplus leases, renews or acquires the planned ones, starts the
 // newly owned triggers, updates the others' definitions, notices cursors
-// moved by an operator and drops triggers it no longer owns.
-func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) error {
+// moved by an operator and drops triggers it no longer owns. It returns
+// the states of the leases it holds, as the store answered them.
+func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) (map[string]store.TriggerState, error) {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	// Read the definitions again under mu: an operator's move (Disable,
@@ -177,6 +178,7 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) err
 	sr.release(plan.release)
 	var errs []error
 	owned := map[string]bool{}
+	held := map[string]store.TriggerState{}
 	for _, name := range plan.hold() {
 		def := cat.triggers[name]
 		if def == nil {
@@ -191,6 +193,7 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) err
 			continue
 		}
 		owned[name] = true
+		held[name] = st
 		sr.adopt(def, cat.functions[def.Function], st)
 	}
 	for name := range sr.trigs {
@@ -199,7 +202,7 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) err
 		}
 	}
 	sr.wake()
-	return errors.Join(errs...)
+	return held, errors.Join(errs...)
 }
 
 // acquire makes sure the trigger has a state and asks for its lease.
