@@ -351,15 +351,20 @@ func (a *Arena) Commits() []store.RawCommit {
 // caller releases (Memory.Release) once nothing refers to them any more,
 // for the next arenas to reuse.
 func (a *Arena) CommitsPage() ([]store.RawCommit, *Memory) {
-	m := &Memory{blocks: append(a.text.all, a.json.all...), commits: a.commits}
+	m := a.memory()
 	return a.Commits(), m
+}
+
+// memory returns the memory behind the page added so far.
+func (a *Arena) memory() *Memory {
+	return &Memory{blocks: append(a.text.all, a.json.all...), commits: a.commits, rows: a.rows}
 }
 
 // RowsPage is Rows for a page whose memory the caller releases
 // (Memory.Release) once nothing refers to its rows any more, for the
 // next arenas to reuse: the rows stay in the blocks they were read into.
 func (a *Arena) RowsPage() ([]store.Row, *Memory) {
-	m := &Memory{blocks: append(a.text.all, a.json.all...), rows: a.rows}
+	m := a.memory()
 	out := a.rows
 	if out == nil {
 		out = []store.Row{}
