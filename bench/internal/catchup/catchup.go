@@ -39,6 +39,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		read func(context.Context, *harness.Eddy, int64) (int64, error)
 	}{
 		{"raw", rawScan}, {"watcher", watcher}, {"pull reader", pull}, {"trigger", trigger}, {"raw again", rawScan},
+		{"raw, the pull's columns", rawPullScan},
 	}
 	got := map[string]float64{}
 	for _, r := range readers {
@@ -64,9 +65,11 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		sec.Rows = append(sec.Rows, report.Row{Measure: name, Unit: "rows/s", Eddy: "eddy " + name, EddyVal: got[name],
 			Peer: "raw PG scan", PeerVal: raw}.RatioAtLeast(minShare, "≥ 0.50×"))
 	}
+	sec.Rows = append(sec.Rows, report.Row{Measure: "pull reader, against its columns alone", Unit: "rows/s", Eddy: "eddy pull reader", EddyVal: got["pull reader"],
+		Peer: "raw PG scan, the pull's columns", PeerVal: got["raw, the pull's columns"]})
 	sec.Notes = []string{
 		fmt.Sprintf("One space of %s single-put commits on PostgreSQL, written in requests of 1,000 (took %v).", report.Num(float64(rows)), took),
-		"Raw: SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = $1 ORDER BY seq, scanned into Go values; the better of a scan before and after the eddy readers.",
+		"Raw: SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = $1 ORDER BY seq, scanned into Go values; the better of a scan before and after the eddy readers. Raw, the pull's columns (no target): the same scan of every column a pull page carries (receipt, provenance and changes too), after the others: what PostgreSQL alone takes to send them.",
 		"Watcher: GET .../changes?watch=1&from=0 through eddy's HTTP server, read until the last row. Pull: GET .../log?after=N&limit=1000 through the same server on one keep-alive connection, whole commits with their changes and receipts, each page read whole. Trigger: a go function's trigger on task rows with start \"beginning\" and when int(entity.properties.n) % 1000 == 0 (0.1% of the rows), timed from saving it until its cursor reaches the head.",
 	}
 	return sec, nil

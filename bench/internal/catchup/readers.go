@@ -39,24 +39,44 @@ func populate(ctx context.Context, e *harness.Eddy, rows int) error {
 
 // rawScan reads the wire columns of every row of the space in seq order.
 func rawScan(ctx context.Context, e *harness.Eddy, _ int64) (int64, error) {
+	var (
+		seq                      int64
+		ts                       time.Time
+		actor, op, typ, id, body string
+	)
+	return scanAll(ctx, e, `SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = $1 ORDER BY seq`,
+		&seq, &ts, &actor, &op, &typ, &id, &body)
+}
+
+// rawPullScan reads every column a pull page carries, of every row of
+// the space in seq order: PostgreSQL's part of a pull.
+func rawPullScan(ctx context.Context, e *harness.Eddy, _ int64) (int64, error) {
+	var (
+		seq                                              int64
+		ts                                               time.Time
+		actor, op, id, typ, body, receipt, prov, changes string
+		count                                            *int32
+	)
+	return scanAll(ctx, e, `SELECT seq, ts, actor, op, entity_id, entity_type, payload, receipt, provenance, changes, change_count
+		FROM commits WHERE space = $1 ORDER BY seq`, &seq, &ts, &actor, &op, &id, &typ, &body, &receipt, &prov, &changes, &count)
+}
+
+// scanAll runs query for the space on a connection of its own and scans
+// every row into dest, returning how many it read.
+func scanAll(ctx context.Context, e *harness.Eddy, query string, dest ...any) (int64, error) {
 	pool, err := harness.Pool(ctx, e.DB.URL, 1)
 	if err != nil {
 		return 0, err
 	}
 	defer pool.Close()
-	rows, err := pool.Query(ctx, `SELECT seq, ts, actor, op, entity_type, entity_id, payload FROM commits WHERE space = $1 ORDER BY seq`, harness.Space)
+	rows, err := pool.Query(ctx, query, harness.Space)
 	if err != nil {
 		return 0, fmt.Errorf("raw scan: %w", err)
 	}
 	defer rows.Close()
-	var (
-		n                        int64
-		seq                      int64
-		ts                       time.Time
-		actor, op, typ, id, body string
-	)
+	var n int64
 	for rows.Next() {
-		if err := rows.Scan(&seq, &ts, &actor, &op, &typ, &id, &body); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return n, fmt.Errorf("raw scan: %w", err)
 		}
 		n++
