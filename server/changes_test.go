@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -184,6 +187,42 @@ func TestChangesBadRequests(t *testing.T) {
 	})
 }
 
+// wantSequentialPull pulls the log a commit a page, each page after the
+// last one's nextCursor, twice over, as a forwarding consumer does (on
+// PostgreSQL the server then reads pages ahead and reuses each page's
+// memory once it is sent): the commits must be those of whole, one page
+// of them all, byte for byte.
+func wantSequentialPull(t *testing.T, e *env, logPath string, whole []byte) {
+	t.Helper()
+	var all struct {
+		Commits []json.RawMessage `json:"commits"`
+	}
+	if err := json.Unmarshal(whole, &all); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var got []json.RawMessage
+		for after, more := int64(0), true; more; {
+			var page struct {
+				Commits    []json.RawMessage `json:"commits"`
+				NextCursor int64             `json:"nextCursor"`
+				HasMore    bool              `json:"hasMore"`
+			}
+			e.call(t, "GET", fmt.Sprintf("%s?after=%d&limit=1", logPath, after), nil).want(http.StatusOK).decode(&page)
+			got = append(got, page.Commits...)
+			after, more = page.NextCursor, page.HasMore
+		}
+		if len(got) != len(all.Commits) {
+			t.Fatalf("sequential pull %d: %d commits, want %d", round, len(got), len(all.Commits))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], all.Commits[i]) {
+				t.Fatalf("sequential pull %d, commit %d:\n got %s\nwant %s", round, i, got[i], all.Commits[i])
+			}
+		}
+	}
+}
+
 func TestPull(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(e *env) {
@@ -213,6 +252,7 @@ func TestPull(t *testing.T) {
 		if n := whole.header.Get("Content-Length"); len(whole.body) <= 2048 || n != strconv.Itoa(len(whole.body)) {
 			t.Errorf("pull of %d bytes: Content-Length %q", len(whole.body), n)
 		}
+		wantSequentialPull(t, e, logPath, whole.body)
 
 		reader := e.token(auth.CreateParams{Space: "default", Role: auth.RoleReader})
 		e.do(t, req{Method: "GET", Path: logPath, Token: reader}).problem(problem.Forbidden)
