@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -166,23 +167,15 @@ func (e *Engine) roundSpace(ctx context.Context, b *balancer, sp store.Space) er
 
 // withHeld returns states with those of the leases a round took or
 // renewed (held, by trigger) as the store answered them, and any held
-// state missing from states (a trigger whose state the round created).
+// state missing from states (a trigger whose state the round created),
+// in no particular order (fingerprint sorts them).
 func withHeld(states []store.TriggerState, held map[string]store.TriggerState) []store.TriggerState {
-	out := make([]store.TriggerState, 0, len(states)+len(held))
-	seen := make(map[string]bool, len(states))
+	byName := make(map[string]store.TriggerState, len(states)+len(held))
 	for _, st := range states {
-		if h, ok := held[st.Trigger]; ok {
-			st = h
-		}
-		seen[st.Trigger] = true
-		out = append(out, st)
+		byName[st.Trigger] = st
 	}
-	for name, h := range held {
-		if !seen[name] {
-			out = append(out, h)
-		}
-	}
-	return out
+	maps.Copy(byName, held)
+	return slices.Collect(maps.Values(byName))
 }
 
 // stale returns the free leases of a space first found free at least

@@ -177,7 +177,6 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) (ma
 	}
 	sr.release(plan.release)
 	var errs []error
-	owned := map[string]bool{}
 	held := map[string]store.TriggerState{}
 	for _, name := range plan.hold() {
 		def := cat.triggers[name]
@@ -192,12 +191,11 @@ func (sr *spaceRun) renew(ctx context.Context, cat *catalog, plan leasePlan) (ma
 		if !ok {
 			continue
 		}
-		owned[name] = true
 		held[name] = st
 		sr.adopt(def, cat.functions[def.Function], st)
 	}
 	for name := range sr.trigs {
-		if !owned[name] {
+		if _, ok := held[name]; !ok {
 			sr.drop(name)
 		}
 	}
