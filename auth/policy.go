@@ -90,27 +90,33 @@ func NewPolicies(st store.Store) *Policies { return &Policies{st: st} }
 // For returns the policy of a space as its type definitions stand now.
 // An unknown space is store.ErrNotFound (wrapped).
 func (ps *Policies) For(ctx context.Context, space string) (*Policy, error) {
+	p, _, err := ps.forSpace(ctx, space)
+	return p, err
+}
+
+// forSpace is For, also returning the space as it read it.
+func (ps *Policies) forSpace(ctx context.Context, space string) (*Policy, store.Space, error) {
 	sp, err := ps.st.SpaceGet(ctx, space)
 	if err != nil {
-		return nil, fmt.Errorf("access policy of %s: %w", space, err)
+		return nil, store.Space{}, fmt.Errorf("access policy of %s: %w", space, err)
 	}
 	prev := ps.cached(space)
 	if prev != nil && prev.version == sp.SchemaVersion {
-		return prev, nil
+		return prev, sp, nil
 	}
 	defs, err := ps.st.TypeDefList(ctx, space)
 	if err != nil {
-		return nil, fmt.Errorf("access policy of %s: %w", space, err)
+		return nil, store.Space{}, fmt.Errorf("access policy of %s: %w", space, err)
 	}
 	// The version was read before the definitions, so the policy can only
 	// be labelled older than its content, never newer: a stale one is
 	// rebuilt on the next call.
 	p, err := newPolicy(space, sp.SchemaVersion, defs, prev)
 	if err != nil {
-		return nil, err
+		return nil, store.Space{}, err
 	}
 	ps.store(p)
-	return p, nil
+	return p, sp, nil
 }
 
 // Latest returns the newest policy of a space this cache has built,
@@ -119,13 +125,16 @@ func (ps *Policies) For(ctx context.Context, space string) (*Policy, error) {
 func (ps *Policies) Latest(space string) *Policy { return ps.cached(space) }
 
 // Reader returns the Reader of principal p in space, under the space's
-// current policy.
+// current policy. The space it read to find the policy comes with it
+// (Reader.Space), so a request reads its space once.
 func (ps *Policies) Reader(ctx context.Context, p *Principal, space string) (*Reader, error) {
-	pol, err := ps.For(ctx, space)
+	pol, sp, err := ps.forSpace(ctx, space)
 	if err != nil {
 		return nil, err
 	}
-	return NewReader(p, pol), nil
+	r := NewReader(p, pol)
+	r.space = &sp
+	return r, nil
 }
 
 func (ps *Policies) cached(space string) *Policy {

@@ -30,10 +30,22 @@ import (
 type Reader struct {
 	p      *Principal
 	policy *Policy
+	space  *store.Space // as read to find policy; nil when not read
 }
 
 // NewReader returns the Reader of p under policy (nil: no access rules).
 func NewReader(p *Principal, policy *Policy) *Reader { return &Reader{p: p, policy: policy} }
+
+// Space returns the space as it was read to find the reader's policy
+// (Policies.Reader), at the start of the request: its head and horizon
+// judge the request's cursors without reading the space again. ok is
+// false for a reader made without reading it (NewReader).
+func (r *Reader) Space() (sp store.Space, ok bool) {
+	if r.space == nil {
+		return store.Space{}, false
+	}
+	return *r.space, true
+}
 
 // Principal returns the principal the reader judges for.
 func (r *Reader) Principal() *Principal { return r.p }

@@ -218,6 +218,12 @@ func TestPoliciesCachePerVersion(t *testing.T) {
 	if err != nil || r.Policy() != p4 || r.User() != "u" {
 		t.Errorf("Reader = %+v, %v", r, err)
 	}
+	if sp, ok := r.Space(); !ok || sp.ID != "s" || sp.SchemaVersion != p4.Version() {
+		t.Errorf("Reader.Space = %+v, %v: want the space its policy was found with", sp, ok)
+	}
+	if _, ok := NewReader(&Principal{}, p4).Space(); ok {
+		t.Errorf("a reader made without reading the space has one")
+	}
 }
 
 // BenchmarkCanReadRecord: judging a snapshot by an access rule against

@@ -48,6 +48,10 @@ type PullOptions struct {
 	// back with Log.RecycleRaw once it is done with them (see
 	// store.Recycler).
 	Recycle bool
+	// Space, when not nil, is the space as the caller
+	// read it for this request (auth.Reader.Space): after is judged
+	// against its head and horizon instead of reading the space again.
+	Space *store.Space
 }
 
 // PullWith is Pull with options.
@@ -55,7 +59,7 @@ func (l *Log) PullWith(ctx context.Context, space string, after int64, limit int
 	if limit < 1 {
 		return PullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.readable(ctx, space, after, "after")
+	sp, err := l.readable(ctx, space, opts.Space, after, "after")
 	if err != nil {
 		return PullPage{}, err
 	}
@@ -120,7 +124,7 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	if limit < 1 {
 		return RawPullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.readable(ctx, space, after, "after")
+	sp, err := l.readable(ctx, space, opts.Space, after, "after")
 	if err != nil {
 		return RawPullPage{}, err
 	}
@@ -206,12 +210,13 @@ func fitPage[C any](commits []C, limit int, after, head int64, size func(*C) (in
 
 // readable returns the space if pos is a serviceable cursor in it:
 // 0 <= pos <= head (bad_request otherwise) and pos >= horizon
-// (HistoryUnavailableError otherwise).
-func (l *Log) readable(ctx context.Context, space string, pos int64, param string) (store.Space, error) {
+// (HistoryUnavailableError otherwise). known is the space as the caller
+// read it for this request; nil reads it.
+func (l *Log) readable(ctx context.Context, space string, known *store.Space, pos int64, param string) (store.Space, error) {
 	if pos < 0 {
 		return store.Space{}, problem.Param(param, "must not be negative, got %d", pos)
 	}
-	sp, err := l.Space(ctx, space)
+	sp, err := l.spaceOf(ctx, space, known)
 	if err != nil {
 		return store.Space{}, err
 	}
@@ -263,6 +268,10 @@ type ReadOptions struct {
 	// Recycle reads a page whose memory the caller hands back with
 	// RecycleRows once it is done with its rows (see store.Recycler).
 	Recycle bool
+	// Space, when not nil, is the space as the caller read it for this
+	// request (auth.Reader.Space): from is judged against its head and
+	// horizon instead of reading the space again.
+	Space *store.Space
 }
 
 // ReadWith is Read with options.
@@ -270,7 +279,7 @@ func (l *Log) ReadWith(ctx context.Context, space string, from int64, f Filter, 
 	if limit < 1 {
 		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.readable(ctx, space, from, "from")
+	sp, err := l.readable(ctx, space, opts.Space, from, "from")
 	if err != nil {
 		return Page{}, err
 	}

@@ -117,6 +117,15 @@ func (l *Log) Space(ctx context.Context, id string) (store.Space, error) {
 	return sp, nil
 }
 
+// spaceOf returns known, the space as the caller read it for this
+// request, or reads it when known is nil (or names another space).
+func (l *Log) spaceOf(ctx context.Context, id string, known *store.Space) (store.Space, error) {
+	if known != nil && known.ID == id {
+		return *known, nil
+	}
+	return l.Space(ctx, id)
+}
+
 // Spaces returns every space.
 func (l *Log) Spaces(ctx context.Context) ([]store.Space, error) {
 	sps, err := l.st.SpaceList(ctx)

@@ -55,6 +55,25 @@ func (s *Server) readerOf(r *http.Request, p *auth.Principal, space string) (*au
 	return rd, nil
 }
 
+// knownSpace returns the space as rd's request read it to find its
+// policy (auth.Reader.Space), or nil when it was not read: one read of
+// the space serves the request's access checks and its cursors.
+func knownSpace(rd *auth.Reader) *store.Space {
+	if sp, ok := rd.Space(); ok {
+		return &sp
+	}
+	return nil
+}
+
+// requestSpace returns known, the space as the request read it, or reads
+// it when known is nil.
+func (s *Server) requestSpace(r *http.Request, space string, known *store.Space) (store.Space, error) {
+	if known != nil {
+		return *known, nil
+	}
+	return s.log.Space(r.Context(), space)
+}
+
 // readerType is readerFor plus the principal's types allow-list for typ
 // (forbidden outside it).
 func (s *Server) readerType(r *http.Request, space, typ string) (*auth.Reader, error) {

@@ -74,18 +74,20 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 	if hasBefore {
 		return s.history(w, r, space, before, f, ev, limit)
 	}
-	return s.forward(w, r, space, from, hasFrom, f, ev, limit)
+	return s.forward(w, r, space, knownSpace(rd), from, hasFrom, f, ev, limit)
 }
 
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, from int64, hasFrom bool, f changelog.Filter, ev *predicate.Eval, limit int) error {
+// forward answers a forward page from from (default: the horizon);
+// known is the space as the request read it (nil: not read).
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, known *store.Space, from int64, hasFrom bool, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	if !hasFrom {
-		sp, err := s.log.Space(r.Context(), space)
+		sp, err := s.requestSpace(r, space, known)
 		if err != nil {
 			return err
 		}
 		from = sp.Horizon
 	}
-	page, err := s.log.Read(r.Context(), space, from, f, limit)
+	page, err := s.log.ReadWith(r.Context(), space, from, f, limit, changelog.ReadOptions{Space: known})
 	if err == nil {
 		err = ev.Err()
 	}
@@ -142,14 +144,15 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	known := knownSpace(rd)
 	if !hasAfter {
-		sp, err := s.log.Space(r.Context(), space)
+		sp, err := s.requestSpace(r, space, known)
 		if err != nil {
 			return err
 		}
 		after = sp.Horizon
 	}
-	page, err := s.log.PullRawWith(r.Context(), space, after, limit, changelog.PullOptions{ReadAhead: true, Recycle: true})
+	page, err := s.log.PullRawWith(r.Context(), space, after, limit, changelog.PullOptions{ReadAhead: true, Recycle: true, Space: known})
 	if err != nil {
 		return err
 	}

@@ -2,15 +2,19 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/watch"
 )
 
 const changesPath = "/api/v1/spaces/default/changes"
@@ -272,4 +276,39 @@ func TestPull(t *testing.T) {
 			t.Errorf("pull after prune = %+v", page)
 		}
 	})
+}
+
+// spaceReads counts the SpaceGet calls of the store it wraps.
+type spaceReads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (s *spaceReads) SpaceGet(ctx context.Context, id string) (store.Space, error) {
+	s.n.Add(1)
+	return s.Store.SpaceGet(ctx, id)
+}
+
+// TestReadsReadTheSpaceOnce checks that a forward read and a pull read
+// their space once, for the access policy and their cursor together,
+// and still judge the cursor against it.
+func TestReadsReadTheSpaceOnce(t *testing.T) {
+	t.Parallel()
+	counted := &spaceReads{}
+	d := driver{"sqlite", func(t *testing.T) store.Store { counted.Store = openSQLite(t); return counted }}
+	e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, nil)
+	seedChanges(t, e)
+	for _, path := range []string{changesPath + "?from=0", changesPath, changesPath + "?from=4",
+		"/api/v1/spaces/default/log?after=0&limit=2", "/api/v1/spaces/default/log", "/api/v1/spaces/default/log?after=4"} {
+		counted.n.Store(0)
+		e.call(t, "GET", path, nil).want(http.StatusOK)
+		if n := counted.n.Load(); n != 1 {
+			t.Errorf("GET %s read the space %d times, want 1", path, n)
+		}
+	}
+	e.call(t, "GET", changesPath+"?from=5", nil).problem(problem.BadRequest)
+	e.call(t, "GET", "/api/v1/spaces/default/log?after=5", nil).problem(problem.BadRequest)
+	e.call(t, "POST", "/api/v1/spaces/default/prune", map[string]any{"through": 2}).want(http.StatusOK)
+	e.call(t, "GET", changesPath+"?from=1", nil).problem(problem.Compacted)
+	e.call(t, "GET", "/api/v1/spaces/default/log?after=1", nil).problem(problem.Compacted)
 }
