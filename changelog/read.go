@@ -48,9 +48,9 @@ type PullOptions struct {
 	// back with Log.RecycleRaw once it is done with them (see
 	// store.Recycler).
 	Recycle bool
-	// Space, when not nil, is the space as the caller
-	// read it for this request (auth.Reader.Space): after is judged
-	// against its head and horizon instead of reading the space again.
+	// Space, when not nil, is the space as the caller read it for this
+	// request (auth.Reader.Space): after is judged against its head and
+	// horizon instead of reading the space again.
 	Space *store.Space
 }
 
