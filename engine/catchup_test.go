@@ -9,6 +9,7 @@ import (
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -185,4 +186,49 @@ func (s *gatedReads) RawCommits(ctx context.Context, p store.CommitsParams) ([]s
 		}
 	}
 	return s.Store.RawCommits(ctx, p)
+}
+
+// TestCatchUpDeliversRowsAsWritten: a trigger catching up over many
+// pages hands every page back to the store once judged (PostgreSQL
+// reuses their memory for the next pages), yet each matched row reaches
+// its function as it was written: what the dispatcher holds outlives
+// the pages it was read from.
+func TestCatchUpDeliversRowsAsWritten(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, open opener) {
+		opts := testOptions()
+		opts.Batch = 4
+		e := newEnv(t, open(t), opts)
+		rows := 6 * opts.Batch * engine.CatchUpPages
+		for i := range rows {
+			e.write(put("task", fmt.Sprint("t", i), map[string]any{"n": i}))
+		}
+		type delivered struct {
+			seq  int64
+			row  string
+			snap string
+		}
+		got := make(chan delivered, rows)
+		e.handler("record", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
+			got <- delivered{in.Row.Seq, fmt.Sprintf("%s %s %s/%s %s", in.Row.Actor, in.Row.Op, in.Row.Type, in.Row.EntityID, in.Row.Payload),
+				fmt.Sprintf("%s %s", in.Entity.ID, in.Entity.Properties)}
+			return nil, nil
+		})
+		e.trigger("all", `{"source":{"changes":{"types":["task"]}},"function":"record","start":"beginning"}`)
+		timeout := time.After(60 * time.Second)
+		seen := map[int64]bool{}
+		for len(seen) < rows {
+			select {
+			case d := <-got:
+				i := d.seq - 1
+				wantRow := fmt.Sprintf(`owner put task/t%d {"created":true,"properties":["n"]}`, i)
+				if wantSnap := fmt.Sprintf(`t%d {"n":%d}`, i, i); d.row != wantRow || d.snap != wantSnap || seen[d.seq] {
+					t.Fatalf("row %d delivered as %q, %q (again: %v), want %q, %q", d.seq, d.row, d.snap, seen[d.seq], wantRow, wantSnap)
+				}
+				seen[d.seq] = true
+			case <-timeout:
+				t.Fatalf("rows delivered: %d of %d", len(seen), rows)
+			}
+		}
+	})
 }

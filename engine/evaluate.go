@@ -61,6 +61,9 @@ func (sr *spaceRun) evaluate(ctx context.Context) (more bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("read after %d: %w", lo, err)
 	}
+	// The page goes back to the store once judged: the commits judgeRaw
+	// decodes for the dispatcher own their memory.
+	defer sr.e.log.RecycleRaw(page.Commits)
 	if len(page.Commits) == 0 {
 		return false, nil
 	}
@@ -189,7 +192,7 @@ func (sr *spaceRun) pull(ctx context.Context, k aheadKey) (changelog.RawPullPage
 // that have candidates (Index.Types), since no other row matches. The
 // evaluator decodes only the commits it must (judgeRaw).
 func evalPull(idx *triggers.Index) changelog.PullOptions {
-	opts := changelog.PullOptions{NoReceipts: true}
+	opts := changelog.PullOptions{NoReceipts: true, Recycle: true}
 	if types, all := idx.Types(); !all {
 		opts.ChangesOf = types
 	}
@@ -251,6 +254,7 @@ func (sr *spaceRun) judgeRaw(active map[string]*trig, raws []store.RawCommit) (m
 		if err != nil {
 			return nil, nil, err
 		}
+		c.Row = c.Row.Clone() // the page goes back to the store (evaluate)
 		decoded[c.Seq] = &c
 		sr.judgeRow(out, rs, &c, now)
 	}

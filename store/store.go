@@ -6,9 +6,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -160,6 +162,16 @@ type Row struct {
 	EntityID string          `json:"entityId"`
 	Type     string          `json:"type"`
 	Payload  json.RawMessage `json:"payload"`
+}
+
+// Clone returns the row with its strings and payload copied: a row that
+// outlives the page it was read into, when that page's memory goes back
+// to the store (Recycler), must own its bytes.
+func (r Row) Clone() Row {
+	r.Actor, r.Op = strings.Clone(r.Actor), strings.Clone(r.Op)
+	r.EntityID, r.Type = strings.Clone(r.EntityID), strings.Clone(r.Type)
+	r.Payload = bytes.Clone(r.Payload)
+	return r
 }
 
 // Commit is what one applied mutation appends: the wire row plus its
