@@ -152,6 +152,10 @@ type ListParams struct {
 	Limit int
 	// Allow, if set, drops records the reader may not see.
 	Allow func(*store.Record) bool
+	// Known, when not nil, is the space as the caller read it for this
+	// request (auth.Reader.Space): its head is the default snapshot and
+	// judges Head, instead of reading the space again.
+	Known *store.Space
 }
 
 // ListPage is one page of a collection as of Head. Next is the last id

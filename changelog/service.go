@@ -141,7 +141,20 @@ func spaceNotFound(id string) error {
 
 // Get returns a live record (not_found for a missing or deleted entity).
 func (l *Log) Get(ctx context.Context, space string, key store.EntityKey) (store.Record, error) {
-	if _, err := l.Space(ctx, space); err != nil {
+	return l.GetWith(ctx, space, key, GetOptions{})
+}
+
+// GetOptions are the options of GetWith.
+type GetOptions struct {
+	// Space, when not nil, is the space as the caller read it for this
+	// request (auth.Reader.Space): it answers whether the space exists
+	// instead of reading it again.
+	Space *store.Space
+}
+
+// GetWith is Get with options.
+func (l *Log) GetWith(ctx context.Context, space string, key store.EntityKey, opts GetOptions) (store.Record, error) {
+	if _, err := l.spaceOf(ctx, space, opts.Space); err != nil {
 		return store.Record{}, err
 	}
 	rec, err := l.st.EntityGet(ctx, space, key)

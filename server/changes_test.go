@@ -289,9 +289,9 @@ func (s *spaceReads) SpaceGet(ctx context.Context, id string) (store.Space, erro
 	return s.Store.SpaceGet(ctx, id)
 }
 
-// TestReadsReadTheSpaceOnce checks that a forward read and a pull read
-// their space once, for the access policy and their cursor together,
-// and still judge the cursor against it.
+// TestReadsReadTheSpaceOnce checks that a forward read, a pull, a get
+// and a list read their space once, for the access policy and their
+// cursor or snapshot together, and still judge those against it.
 func TestReadsReadTheSpaceOnce(t *testing.T) {
 	t.Parallel()
 	counted := &spaceReads{}
@@ -299,16 +299,27 @@ func TestReadsReadTheSpaceOnce(t *testing.T) {
 	e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, nil)
 	seedChanges(t, e)
 	for _, path := range []string{changesPath + "?from=0", changesPath, changesPath + "?from=4",
-		"/api/v1/spaces/default/log?after=0&limit=2", "/api/v1/spaces/default/log", "/api/v1/spaces/default/log?after=4"} {
+		"/api/v1/spaces/default/log?after=0&limit=2", "/api/v1/spaces/default/log", "/api/v1/spaces/default/log?after=4",
+		"/api/v1/spaces/default/entities/task/a", "/api/v1/spaces/default/entities/task"} {
 		counted.n.Store(0)
 		e.call(t, "GET", path, nil).want(http.StatusOK)
 		if n := counted.n.Load(); n != 1 {
 			t.Errorf("GET %s read the space %d times, want 1", path, n)
 		}
 	}
+	// A list as of an older head reads it again after the changes it
+	// rebuilds task a from: a prune meanwhile is history_unavailable.
+	counted.n.Store(0)
+	e.call(t, "GET", "/api/v1/spaces/default/entities/task?head=2", nil).want(http.StatusOK)
+	if n := counted.n.Load(); n != 2 {
+		t.Errorf("a list as of head 2 read the space %d times, want 2", n)
+	}
 	e.call(t, "GET", changesPath+"?from=5", nil).problem(problem.BadRequest)
 	e.call(t, "GET", "/api/v1/spaces/default/log?after=5", nil).problem(problem.BadRequest)
+	e.call(t, "GET", "/api/v1/spaces/default/entities/task?head=5", nil).problem(problem.BadRequest)
+	e.call(t, "GET", "/api/v1/spaces/nowhere/entities/task/a", nil).problem(problem.NotFound)
 	e.call(t, "POST", "/api/v1/spaces/default/prune", map[string]any{"through": 2}).want(http.StatusOK)
 	e.call(t, "GET", changesPath+"?from=1", nil).problem(problem.Compacted)
 	e.call(t, "GET", "/api/v1/spaces/default/log?after=1", nil).problem(problem.Compacted)
+	e.call(t, "GET", "/api/v1/spaces/default/entities/task?head=1", nil).problem(problem.Compacted)
 }

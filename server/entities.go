@@ -38,7 +38,7 @@ func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query(), nil, nil); err != nil {
 		return err
 	}
-	rec, err := s.log.Get(r.Context(), space, key)
+	rec, err := s.log.GetWith(r.Context(), space, key, changelog.GetOptions{Space: knownSpace(rd)})
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,12 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if cur, err = s.asOfParam(r, space, q, cur); err != nil {
+	known := knownSpace(rd)
+	if cur, err = s.asOfParam(r, space, known, q, cur); err != nil {
 		return err
 	}
 	page, err := s.log.List(r.Context(), changelog.ListParams{
-		Space: space, Type: typ, After: cur.After, Head: cur.Head, Limit: limit, Allow: rd.CanReadRecord,
+		Space: space, Type: typ, After: cur.After, Head: cur.Head, Limit: limit, Allow: rd.CanReadRecord, Known: known,
 	})
 	if err != nil {
 		return err

@@ -5,12 +5,14 @@ import (
 	"net/url"
 
 	"github.com/eddy-run/eddy/problem"
+	"github.com/eddy-run/eddy/store"
 )
 
 // asOfParam applies head=N to a list cursor: the collection as of head N
 // (1..head, not below the horizon). A cursor from a page of another
-// snapshot is refused.
-func (s *Server) asOfParam(r *http.Request, space string, q url.Values, cur listCursor) (listCursor, error) {
+// snapshot is refused. known is the space as the request read it (nil:
+// not read).
+func (s *Server) asOfParam(r *http.Request, space string, known *store.Space, q url.Values, cur listCursor) (listCursor, error) {
 	head, ok, err := seqParam(q, "head")
 	if err != nil || !ok {
 		return cur, err
@@ -18,7 +20,7 @@ func (s *Server) asOfParam(r *http.Request, space string, q url.Values, cur list
 	if cur.Head != 0 && cur.Head != head {
 		return cur, problem.Param("head", "the after cursor pages snapshot %d, not %d", cur.Head, head)
 	}
-	sp, err := s.log.Space(r.Context(), space)
+	sp, err := s.requestSpace(r, space, known)
 	if err != nil {
 		return cur, err
 	}
