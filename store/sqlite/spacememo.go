@@ -15,9 +15,11 @@ import (
 //
 //   - another connection (another process on the same file) committed:
 //     PRAGMA data_version, read on the write connection, has changed;
-//   - this connection ran any other write transaction (pruning, a type
-//     definition, an epoch rotation, a delivery update: Store.finish)
-//     since: it dropped every memo.
+//   - this connection ran any other write transaction that may write a
+//     space's row or commits (pruning, a type definition, an epoch
+//     rotation: Store.finish) since: it dropped every memo. A delivery's
+//     completion (Store.lazyWriteTx) writes neither and keeps them: with
+//     a trigger, one completes between most commits.
 //
 // Nothing else writes the spaces row or a space's commits (creating a
 // space, outside a transaction, adds a row no memo can be of), so a memo

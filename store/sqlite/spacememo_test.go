@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -87,6 +88,18 @@ func TestSpaceMemo(t *testing.T) {
 		if sp := begin(); sp != want {
 			t.Fatalf("after the %s on the same connection: began at %+v, want the row %+v", name, sp, want)
 		}
+	}
+
+	// A delivery's completion writes neither the space's row nor its
+	// commits: the memo stays.
+	put(a)
+	plant()
+	errs, err := a.DeliveryUpdateMany(ctx, []store.DeliveryUpdate{{Space: "s", ID: "none", Status: store.DeliverySucceeded}})
+	if err != nil || len(errs) != 1 || !errors.Is(errs[0], store.ErrNotFound) {
+		t.Fatalf("completing a missing delivery: %v, %v", errs, err)
+	}
+	if sp := begin(); sp.Epoch != "planted" {
+		t.Fatalf("after a delivery's completion: began at %+v, want the memo", sp)
 	}
 }
 

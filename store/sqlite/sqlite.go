@@ -294,9 +294,17 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *connTx) error) error {
 }
 
 // finish runs fn in the transaction open on the held write connection and
-// commits, or rolls back if fn fails.
+// commits, or rolls back if fn fails. It drops the space memos: fn may
+// write a space's row or commits (spacememo.go).
 func (s *Store) finish(fn func(tx *connTx) error) error {
 	s.memos.drop()
+	return s.finishKeepingMemos(fn)
+}
+
+// finishKeepingMemos is finish for a transaction that writes neither a
+// space's row nor its commits (a delivery's completion): the space
+// memos stay true.
+func (s *Store) finishKeepingMemos(fn func(tx *connTx) error) error {
 	if err := fn(&connTx{w: s.wr}); err != nil {
 		_ = s.wr.abort()
 		return err
@@ -315,22 +323,24 @@ func (s *Store) finish(fn func(tx *connTx) error) error {
 // The write connection's level is restored afterwards; a connection that
 // cannot be restored is replaced, so no later commit inherits NORMAL.
 // Where NORMAL is the configured level (relaxed durability) it is writeTx.
+// fn must write neither a space's row nor its commits: the space memos
+// stay (finishKeepingMemos), so the next commit need not read its
+// space's row again.
 func (s *Store) lazyWriteTx(ctx context.Context, fn func(tx *connTx) error) error {
-	if s.sync == "NORMAL" {
-		return s.writeTx(ctx, fn)
-	}
 	if err := s.wr.acquire(ctx); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer s.wr.release()
-	if err := s.wr.run(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if s.sync != "NORMAL" {
+		if err := s.wr.run(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		defer s.restoreSync()
 	}
-	defer s.restoreSync()
 	if err := s.wr.run(ctx, sqlBegin); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	return s.finish(fn)
+	return s.finishKeepingMemos(fn)
 }
 
 // restoreSync sets the held write connection's synchronous level back to
