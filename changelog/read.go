@@ -263,14 +263,15 @@ func (l *Log) Read(ctx context.Context, space string, from int64, f Filter, limi
 	return l.ReadWith(ctx, space, from, f, limit, ReadOptions{})
 }
 
-// ReadOptions tune ReadWith.
+// ReadOptions tune ReadWith and HistoryWith.
 type ReadOptions struct {
-	// Recycle reads a page whose memory the caller hands back with
-	// RecycleRows once it is done with its rows (see store.Recycler).
+	// Recycle (ReadWith only) reads a page whose memory the caller hands
+	// back with RecycleRows once it is done with its rows (see
+	// store.Recycler).
 	Recycle bool
 	// Space, when not nil, is the space as the caller read it for this
-	// request (auth.Reader.Space): from is judged against its head and
-	// horizon instead of reading the space again.
+	// request (auth.Reader.Space): the cursor is judged against its head
+	// and horizon instead of reading the space again.
 	Space *store.Space
 }
 
@@ -314,10 +315,17 @@ func (l *Log) ReadWith(ctx context.Context, space string, from int64, f Filter, 
 // head), newest first. Cursor is the oldest seq consumed, to pass as the
 // next before; Exhausted says nothing older remains above the horizon.
 func (l *Log) History(ctx context.Context, space string, before int64, f Filter, limit int) (Page, error) {
+	return l.HistoryWith(ctx, space, before, f, limit, ReadOptions{})
+}
+
+// HistoryWith is History with options; it honours ReadOptions.Space (a
+// history page is never recycled). The horizon is read again after the
+// rows, as History does: a prune meanwhile is history_unavailable.
+func (l *Log) HistoryWith(ctx context.Context, space string, before int64, f Filter, limit int, opts ReadOptions) (Page, error) {
 	if limit < 1 {
 		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.Space(ctx, space)
+	sp, err := l.spaceOf(ctx, space, opts.Space)
 	if err != nil {
 		return Page{}, err
 	}

@@ -72,7 +72,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if hasBefore {
-		return s.history(w, r, space, before, f, ev, limit)
+		return s.history(w, r, space, knownSpace(rd), before, f, ev, limit)
 	}
 	return s.forward(w, r, space, knownSpace(rd), from, hasFrom, f, ev, limit)
 }
@@ -98,8 +98,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, k
 	return nil
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, before int64, f changelog.Filter, ev *predicate.Eval, limit int) error {
-	page, err := s.log.History(r.Context(), space, before, f, limit)
+// history answers a page of history, newest first; known is the space as
+// the request read it (nil: not read).
+func (s *Server) history(w http.ResponseWriter, r *http.Request, space string, known *store.Space, before int64, f changelog.Filter, ev *predicate.Eval, limit int) error {
+	page, err := s.log.HistoryWith(r.Context(), space, before, f, limit, changelog.ReadOptions{Space: known})
 	if err == nil {
 		err = ev.Err()
 	}
