@@ -114,7 +114,7 @@ func OpenOptions(ctx context.Context, path string, o Options) (*Store, error) {
 		_ = errors.Join(w.Close(), r.Close(), revs.close())
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	return &Store{w: w, wr: newWriter(w), r: r, revs: revs, ckpt: ckpt, sync: o.Synchronous}, nil
+	return &Store{w: w, wr: newWriter(w, o.BusyTimeout), r: r, revs: revs, ckpt: ckpt, sync: o.Synchronous}, nil
 }
 
 // syncDataOnce switches SQLite to fdatasync once per process.

@@ -65,9 +65,11 @@ entity = excluded.entity, created_at = excluded.created_at`
 //
 // The returned WriteTx holds the write lock: callers must always end it
 // with Commit or Rollback, whatever becomes of ctx. ctx bounds the wait
-// for the lock; the statements after it run to their end.
+// for the lock in this process; another process's lock is waited for
+// until ctx's deadline or the busy timeout, whichever comes first
+// (writer.beginFor). The statements after it run to their end.
 func (s *Store) WriteBegin(ctx context.Context, p store.WriteBeginParams) (store.WriteTx, error) {
-	if err := s.wr.begin(ctx); err != nil {
+	if err := s.wr.beginFor(ctx); err != nil {
 		return nil, wrap("write begin", err)
 	}
 	wt := &writeTx{s: s, writeID: p.WriteID}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 func TestReceipts(t *testing.T) {
@@ -321,6 +323,42 @@ func TestWriteBeginHonoursContext(t *testing.T) {
 	}
 	// Readers are not blocked by the writer.
 	if _, err := s.SpaceGet(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteBeginWaitsForAnotherProcess: a commit waits for another
+// process's write lock until its context's deadline, when that comes
+// first, or the busy timeout, and begins once the lock is free.
+func TestWriteBeginWaitsForAnotherProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "eddy.db")
+	holder := storetest.Migrated(t, func(ctx context.Context) (*Store, error) { return Open(ctx, path) })
+	waiter := storetest.Migrated(t, func(ctx context.Context) (*Store, error) {
+		return OpenOptions(ctx, path, Options{BusyTimeout: 300 * time.Millisecond})
+	})
+	newSpace(t, holder, "s")
+	held, err := holder.WriteBegin(ctx, store.WriteBeginParams{Space: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := waiter.WriteBegin(soon, store.WriteBeginParams{Space: "s"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("another process holds the lock, the deadline comes first: %v, want DeadlineExceeded", err)
+	}
+	if _, err := waiter.WriteBegin(ctx, store.WriteBeginParams{Space: "s"}); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("another process holds the lock past the busy timeout: %v, want the store unavailable (busy)", err)
+	}
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := waiter.WriteBegin(ctx, store.WriteBeginParams{Space: "s"})
+	if err != nil {
+		t.Fatalf("once the lock is free: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
