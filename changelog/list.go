@@ -18,7 +18,7 @@ func (l *Log) List(ctx context.Context, p ListParams) (ListPage, error) {
 	if p.Limit < 1 {
 		return ListPage{}, problem.Param("limit", "must be at least 1, got %d", p.Limit)
 	}
-	sp, err := l.spaceOf(ctx, p.Space, p.Known)
+	sp, err := l.SpaceOf(ctx, p.Space, p.Known)
 	if err != nil {
 		return ListPage{}, err
 	}

@@ -216,7 +216,7 @@ func (l *Log) readable(ctx context.Context, space string, known *store.Space, po
 	if pos < 0 {
 		return store.Space{}, problem.Param(param, "must not be negative, got %d", pos)
 	}
-	sp, err := l.spaceOf(ctx, space, known)
+	sp, err := l.SpaceOf(ctx, space, known)
 	if err != nil {
 		return store.Space{}, err
 	}
@@ -325,7 +325,7 @@ func (l *Log) HistoryWith(ctx context.Context, space string, before int64, f Fil
 	if limit < 1 {
 		return Page{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.spaceOf(ctx, space, opts.Space)
+	sp, err := l.SpaceOf(ctx, space, opts.Space)
 	if err != nil {
 		return Page{}, err
 	}

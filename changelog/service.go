@@ -117,9 +117,10 @@ func (l *Log) Space(ctx context.Context, id string) (store.Space, error) {
 	return sp, nil
 }
 
-// spaceOf returns known, the space as the caller read it for this
-// request, or reads it when known is nil (or names another space).
-func (l *Log) spaceOf(ctx context.Context, id string, known *store.Space) (store.Space, error) {
+// SpaceOf returns known, the space as the caller read it for this
+// request (auth.Reader.Space), or reads it when known is nil (or names
+// another space).
+func (l *Log) SpaceOf(ctx context.Context, id string, known *store.Space) (store.Space, error) {
 	if known != nil && known.ID == id {
 		return *known, nil
 	}
@@ -154,7 +155,7 @@ type GetOptions struct {
 
 // GetWith is Get with options.
 func (l *Log) GetWith(ctx context.Context, space string, key store.EntityKey, opts GetOptions) (store.Record, error) {
-	if _, err := l.spaceOf(ctx, space, opts.Space); err != nil {
+	if _, err := l.SpaceOf(ctx, space, opts.Space); err != nil {
 		return store.Record{}, err
 	}
 	rec, err := l.st.EntityGet(ctx, space, key)

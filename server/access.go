@@ -65,15 +65,6 @@ func knownSpace(rd *auth.Reader) *store.Space {
 	return nil
 }
 
-// requestSpace returns known, the space as the request read it, or reads
-// it when known is nil.
-func (s *Server) requestSpace(r *http.Request, space string, known *store.Space) (store.Space, error) {
-	if known != nil {
-		return *known, nil
-	}
-	return s.log.Space(r.Context(), space)
-}
-
 // readerType is readerFor plus the principal's types allow-list for typ
 // (forbidden outside it).
 func (s *Server) readerType(r *http.Request, space, typ string) (*auth.Reader, error) {

@@ -81,7 +81,7 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
 // known is the space as the request read it (nil: not read).
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, space string, known *store.Space, from int64, hasFrom bool, f changelog.Filter, ev *predicate.Eval, limit int) error {
 	if !hasFrom {
-		sp, err := s.requestSpace(r, space, known)
+		sp, err := s.log.SpaceOf(r.Context(), space, known)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) error {
 	}
 	known := knownSpace(rd)
 	if !hasAfter {
-		sp, err := s.requestSpace(r, space, known)
+		sp, err := s.log.SpaceOf(r.Context(), space, known)
 		if err != nil {
 			return err
 		}

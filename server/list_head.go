@@ -20,7 +20,7 @@ func (s *Server) asOfParam(r *http.Request, space string, known *store.Space, q 
 	if cur.Head != 0 && cur.Head != head {
 		return cur, problem.Param("head", "the after cursor pages snapshot %d, not %d", cur.Head, head)
 	}
-	sp, err := s.requestSpace(r, space, known)
+	sp, err := s.log.SpaceOf(r.Context(), space, known)
 	if err != nil {
 		return cur, err
 	}
