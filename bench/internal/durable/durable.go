@@ -122,9 +122,30 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		"JetStream: the default file store acks after writing to the OS and fsyncs every 2 minutes; \"fsync always\" sets sync_interval: always. Writers share one connection and wait for each ack.",
 		"Raw PostgreSQL: one autocommit INSERT of the same JSON into a table with a bigserial key, one pooled connection per writer, same server.",
 		"With a trigger: eddy (strict) with a trigger on every note calling a go function that writes nothing (delivery ordering none, concurrency 16); each commit's delivery is written in the commit's transaction and its completion afterwards. Its figure counts commits whose function has run: the window plus the time the deliveries still queued at its end take.",
+		scalingNote(best),
 		disk,
 	}
 	return sec, nil
+}
+
+// scalingNote gives the peers' own 16 ÷ 1 writer ratios in this run, the
+// context of eddy's: a store whose one writer already waits for little
+// has little for group commit to share (raw PostgreSQL's ratio bounds
+// what eddy on PostgreSQL can show).
+func scalingNote(best map[string]figures) string {
+	var parts []string
+	for _, p := range []struct{ name, key string }{
+		{"raw PG INSERT transactions", rawInsert},
+		{"JetStream with fsync always", jsSync},
+		{"JetStream's default store", jetStream},
+		{"eddy (SQLite, relaxed)", eddyRelax},
+	} {
+		f := best[p.key]
+		if f[1] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s×", p.name, report.Num(f[16]/f[1])))
+		}
+	}
+	return "16 writers ÷ 1 writer of the others in this run: " + strings.Join(parts, ", ") + "."
 }
 
 // diskNote measures the disk alone, back to back: the most commits per
