@@ -146,6 +146,7 @@ func (l *Log) commitGroup(ctx context.Context, group []*pending, stats *GroupSta
 		if !errors.Is(err, store.ErrStale) {
 			return results, head, err
 		}
+		l.cache.stale(space)
 	}
 	params.WriteID = newWriteID()
 	tx, schemas, err := l.beginWithSchema(ctx, space, params)

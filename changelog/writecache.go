@@ -10,6 +10,15 @@ import (
 // past it the space's cache starts over.
 var MaxCachedRecords = 4096
 
+// staleCooldown is how many of a space's groups with a put of an unknown
+// key go unpredicted after a prediction of the space went stale. A put of
+// an entity this process never saw is predicted a creation; when such
+// entities exist (a process re-putting what another wrote), every such
+// group would be tried twice, the optimistic attempt failing: after a
+// stale attempt, the next groups read their state instead, and one in
+// staleCooldown+1 risks the retry.
+const staleCooldown = 64
+
 // writeCache remembers, per space, the state this process's last commit
 // left: the head, the schema version and the records it read or wrote.
 // A group whose keys are all known (or are created by put) predicts the
@@ -18,6 +27,9 @@ var MaxCachedRecords = 4096
 type writeCache struct {
 	mu     sync.Mutex
 	spaces map[string]*cachedSpace // guarded by mu
+	// cool counts, per space, the groups with an unknown put still to go
+	// unpredicted (staleCooldown); guarded by mu.
+	cool map[string]int
 }
 
 type cachedSpace struct {
@@ -27,7 +39,8 @@ type cachedSpace struct {
 }
 
 // expect returns the prediction for a group, or nil when the space is not
-// cached or a key is unknown other than as the target of a put.
+// cached, a key is unknown other than as the target of a put, or a put's
+// key is unknown while the space cools down after a stale prediction.
 func (c *writeCache) expect(space string, group []*pending) *store.Expectation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -36,6 +49,7 @@ func (c *writeCache) expect(space string, group []*pending) *store.Expectation {
 		return nil
 	}
 	e := &store.Expectation{Head: cs.head, SchemaVersion: cs.schemaVersion, Records: make(map[store.EntityKey]store.Record)}
+	unknownPut := false
 	for _, p := range group {
 		for i := range p.req.Mutations {
 			m := &p.req.Mutations[i]
@@ -44,11 +58,29 @@ func (c *writeCache) expect(space string, group []*pending) *store.Expectation {
 					e.Records[k] = r
 				} else if m.Op != OpPut {
 					return nil
+				} else {
+					unknownPut = true
 				}
 			}
 		}
 	}
+	if unknownPut && c.cool[space] > 0 {
+		c.cool[space]--
+		return nil
+	}
 	return e
+}
+
+// stale forgets a space's cached state after a stale prediction and
+// starts its cooldown (staleCooldown).
+func (c *writeCache) stale(space string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.spaces, space)
+	if c.cool == nil {
+		c.cool = make(map[string]int)
+	}
+	c.cool[space] = staleCooldown
 }
 
 // remember records the state a committed group left.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -16,9 +17,10 @@ import (
 // handful of statements, prepared once, serve every group size.
 var batchSizes = []int{64, 32, 16, 8, 4, 2}
 
-// The multi-row forms of the three append statements, by row count.
+// The multi-row forms of the append statements, by row count.
 var (
 	insertCommitsN  = multiRow(sqlInsertCommit, 18, "")
+	insertEntitiesN = multiRow(sqlInsertEntity, 10, "")
 	upsertEntitiesN = multiRow(sqlUpsertEntity, 10, "ON CONFLICT")
 	upsertReceiptsN = multiRow(sqlUpsertReceipt, 5, "ON CONFLICT")
 )
@@ -59,10 +61,15 @@ func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, recor
 	if err != nil {
 		return wrap("append batch: encode", err)
 	}
+	if t.stale { // Commit fails anyway: nothing more to write
+		t.next += int64(len(commits))
+		return nil
+	}
 	var rows batchRows
 	for _, a := range encoded {
 		rows.add(a)
 	}
+	rows.split(t.firstRow)
 	if err := t.fail(t.execBatch(ctx, &rows)); err != nil {
 		return wrap("append batch", err)
 	}
@@ -112,10 +119,26 @@ func firstError(errs []error) error {
 
 // batchRows are the encoded rows of a batch; entity and receipt rows are
 // deduplicated by key, the last write winning, as one-by-one appends
-// would leave them.
+// would leave them. The entity rows of keys predicted absent and not read
+// move to firsts (split): they are inserted, not upserted.
 type batchRows struct {
 	commits, records, receipts [][]any
+	firsts                     [][]any
 	recIdx, rcptIdx            map[string]int
+}
+
+// split moves the entity rows first says are their key's first row to
+// b.firsts.
+func (b *batchRows) split(first func(row []any) bool) {
+	kept := b.records[:0]
+	for _, r := range b.records {
+		if first(r) {
+			b.firsts = append(b.firsts, r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	b.records = kept
 }
 
 func (b *batchRows) add(a appendArgs) {
@@ -141,15 +164,34 @@ func dedupe(rows [][]any, idx *map[string]int, key string, row []any) [][]any {
 	return append(rows, row)
 }
 
+// execBatch writes a batch's rows, the entity rows predicted absent
+// first: when one exists (t.stale) nothing more is written.
 func (t *writeTx) execBatch(ctx context.Context, b *batchRows) error {
-	if err := t.runRows(ctx, sqlInsertCommit, insertCommitsN, b.commits); err != nil {
-		return fmt.Errorf("commit rows: %w", err)
+	if err := t.runFirsts(ctx, b.firsts); err != nil || t.stale {
+		return err
 	}
 	if err := t.runRows(ctx, sqlUpsertEntity, upsertEntitiesN, b.records); err != nil {
 		return fmt.Errorf("entities: %w", err)
 	}
+	if err := t.runRows(ctx, sqlInsertCommit, insertCommitsN, b.commits); err != nil {
+		return fmt.Errorf("commit rows: %w", err)
+	}
 	if err := t.runRows(ctx, sqlUpsertReceipt, upsertReceiptsN, b.receipts); err != nil {
 		return fmt.Errorf("receipts: %w", err)
+	}
+	return nil
+}
+
+// runFirsts inserts the first rows of entities predicted absent; one that
+// meets an existing row marks the transaction stale (writeTx.runEntity).
+func (t *writeTx) runFirsts(ctx context.Context, rows [][]any) error {
+	err := t.runRows(ctx, sqlInsertEntity, insertEntitiesN, rows)
+	if err != nil && errors.Is(translate(err), store.ErrExists) {
+		t.stale = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("entities: %w", err)
 	}
 	return nil
 }

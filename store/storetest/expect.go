@@ -241,3 +241,103 @@ func testTwoLogs(t *testing.T, open OpenFunc) {
 		t.Fatalf("entity = %s at version %d, want {\"n\":6} at 6", rec.Properties, rec.Version)
 	}
 }
+
+// testRawExpectBatch is testRawExpect for a group appended at once
+// (store.BatchAppender): new entities predicted absent commit, and one
+// predicted absent that exists fails the whole batch with ErrStale,
+// wherever it stands in the batch, having written nothing.
+func testRawExpectBatch(t *testing.T, open OpenFunc) {
+	st := open(t)
+	if _, err := st.SpaceCreate(ctx0, "s", "e"); err != nil {
+		t.Fatal(err)
+	}
+	old := store.EntityKey{Type: "task", ID: "old"}
+	c1, r1 := rawCommit(1, old, `{"a":1}`, nil, "")
+	appendOne(t, st, "s", c1, r1)
+	batch := func(keys ...store.EntityKey) ([]store.Commit, [][]store.Record) {
+		var cs []store.Commit
+		var rs [][]store.Record
+		for i, k := range keys {
+			c, r := rawCommit(int64(2+i), k, fmt.Sprintf(`{"a":%d}`, 2+i), nil, "")
+			cs, rs = append(cs, c), append(rs, []store.Record{r})
+		}
+		return cs, rs
+	}
+	run := func(keys ...store.EntityKey) error {
+		tx, err := st.WriteBegin(ctx0, store.WriteBeginParams{Space: "s", Entities: keys, Expect: &store.Expectation{Head: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx0) }()
+		if _, ok := tx.Entities()[old]; ok {
+			return nil // the driver read the truth: nothing to check here
+		}
+		cs, rs := batch(keys...)
+		if ba, ok := tx.(store.BatchAppender); ok {
+			err = ba.AppendBatch(ctx0, cs, rs)
+		} else {
+			for i := range cs {
+				if err = tx.Append(ctx0, cs[i], rs[i]); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		return tx.Commit(ctx0)
+	}
+	n := func(i int) store.EntityKey { return store.EntityKey{Type: "task", ID: fmt.Sprintf("n%d", i)} }
+	for _, keys := range [][]store.EntityKey{{old, n(1), n(2)}, {n(1), n(2), old}, {n(1), old}} {
+		if err := run(keys...); err != nil && !errors.Is(err, store.ErrStale) {
+			t.Fatalf("batch %v: %v, want ErrStale or a driver that read the truth", keys, err)
+		}
+		if sp, err := st.SpaceGet(ctx0, "s"); err != nil || sp.Head != 1 {
+			t.Fatalf("after batch %v: head %d, %v; want 1", keys, sp.Head, err)
+		}
+		if _, err := st.EntityGet(ctx0, "s", n(1)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after batch %v: n1 read with %v, want ErrNotFound", keys, err)
+		}
+	}
+	if err := run(n(1), n(2), n(3)); err != nil {
+		t.Fatalf("a right prediction of new entities: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		if got, err := st.EntityGet(ctx0, "s", n(i)); err != nil || got.Version != int64(1+i) {
+			t.Fatalf("n%d: version %d, %v; want %d", i, got.Version, err, 1+i)
+		}
+	}
+}
+
+// testTwoLogsPrecondition puts, with ifVersion, an entity another Log
+// created: the writing Log predicts it absent, and a driver that trusts
+// the prediction must not let it reject the put (a rejected put writes
+// no row, so nothing else would catch the wrong prediction).
+func testTwoLogsPrecondition(t *testing.T, open OpenFunc) {
+	st := open(t)
+	a, b := changelog.New(st, changelog.Options{}), changelog.New(st, changelog.Options{})
+	if _, err := a.CreateSpace(ctx0, "s"); err != nil {
+		t.Fatal(err)
+	}
+	put := func(lg *changelog.Log, id string, n int, ifVersion *int64) store.Receipt {
+		t.Helper()
+		m := changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: id, Properties: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), IfVersion: ifVersion}
+		res, err := lg.Write(ctx0, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Receipts[0]
+	}
+	put(a, "t1", 1, nil)
+	put(b, "warm", 1, nil) // b's write cache now holds the space, not t1
+	v := int64(1)
+	if r := put(b, "t1", 2, &v); r.Status != store.ReceiptApplied || r.Version != 3 {
+		t.Fatalf("put with ifVersion 1 of an entity at version 1: receipt %+v, want applied at version 3", r)
+	}
+	if r := put(b, "t1", 3, &v); r.Status != store.ReceiptRejected {
+		t.Fatalf("put with ifVersion 1 of an entity at version 3: receipt %+v, want rejected", r)
+	}
+	if r := put(a, "t1", 4, &v); r.Status != store.ReceiptRejected {
+		t.Fatalf("put through the first Log with ifVersion 1 of an entity at version 3: receipt %+v, want rejected", r)
+	}
+}

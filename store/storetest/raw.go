@@ -27,6 +27,7 @@ func testRaw(t *testing.T, open OpenFunc) {
 	t.Run("SpaceLock", func(t *testing.T) { t.Parallel(); testSpaceLock(t, open) })
 	t.Run("Expect", func(t *testing.T) { t.Parallel(); testRawExpect(t, open) })
 	t.Run("ExpectMany", func(t *testing.T) { t.Parallel(); testRawExpectMany(t, open) })
+	t.Run("ExpectBatch", func(t *testing.T) { t.Parallel(); testRawExpectBatch(t, open) })
 	t.Run("Definitions", func(t *testing.T) { t.Parallel(); testRawDefinitions(t, open) })
 	t.Run("Secrets", func(t *testing.T) { t.Parallel(); testRawSecrets(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { t.Parallel(); testHousekeeping(t, open) })

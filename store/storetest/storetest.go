@@ -42,6 +42,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Raw", func(t *testing.T) { testRaw(t, open) })
 	t.Run("TwoLogs", func(t *testing.T) { testTwoLogs(t, open) })
+	t.Run("TwoLogsPrecondition", func(t *testing.T) { testTwoLogsPrecondition(t, open) })
 	t.Run("CausedBy", func(t *testing.T) { testCausedBy(t, open) })
 	t.Run("RootCounts", func(t *testing.T) { testRootCounts(t, open) })
 	t.Run("RootCountsTx", func(t *testing.T) { testRootCountsTx(t, open) })
