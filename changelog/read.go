@@ -52,6 +52,16 @@ type PullOptions struct {
 	// request (auth.Reader.Space): after is judged against its head and
 	// horizon instead of reading the space again.
 	Space *store.Space
+	// RowsFirst (PullRawWith only, with Space nil) reads the page before
+	// the space, and does not read the space when the rows answer for
+	// the cursor: the commit right after it is there (so it is neither
+	// pruned nor past the head), and the rows were read for this request
+	// or fill the page (so none acknowledged before it is missing). A
+	// sequential reader's page then costs no lookup of its space; an
+	// empty, pruned or short page read ahead is judged against the space
+	// as without the option. For callers that need nothing else of the
+	// space (an admin's pull: no access policy to find).
+	RowsFirst bool
 }
 
 // PullWith is Pull with options.
@@ -124,25 +134,32 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 	if limit < 1 {
 		return RawPullPage{}, problem.Param("limit", "must be at least 1, got %d", limit)
 	}
-	sp, err := l.readable(ctx, space, opts.Space, after, "after")
+	page := RawPullPage{Commits: []store.RawCommit{}, NextCursor: after}
+	rowsFirst := opts.RowsFirst && opts.Space == nil && after >= 0
+	var sp store.Space
+	if !rowsFirst {
+		var err error
+		if sp, err = l.readable(ctx, space, opts.Space, after, "after"); err != nil {
+			return RawPullPage{}, err
+		}
+		if after == sp.Head {
+			return page, nil
+		}
+	}
+	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts, ChangesOf: opts.ChangesOf, Recycle: opts.Recycle}
+	commits, ahead, err := l.pullRows(ctx, p, opts.ReadAhead)
 	if err != nil {
 		return RawPullPage{}, err
 	}
-	page := RawPullPage{Commits: []store.RawCommit{}, NextCursor: after}
-	if after == sp.Head {
-		return page, nil
-	}
-	p := store.CommitsParams{Space: space, After: after, Limit: limit + 1, NoReceipts: opts.NoReceipts, ChangesOf: opts.ChangesOf, Recycle: opts.Recycle}
-	commits, ok := []store.RawCommit(nil), false
-	if opts.ReadAhead {
-		commits, ok = l.ahead.take(p)
-	}
-	if !ok {
-		if commits, err = l.st.RawCommits(ctx, p); err != nil {
-			return RawPullPage{}, fmt.Errorf("pull: %w", err)
+	if rowsFirst && !(len(commits) > 0 && commits[0].Seq == after+1 && (!ahead || len(commits) > limit)) {
+		// The rows do not answer for the cursor: judge it against the space.
+		if sp, err = l.readable(ctx, space, nil, after, "after"); err != nil || after == sp.Head {
+			l.recycleIf(opts, commits)
+			return page, err
 		}
 	}
 	if len(commits) == 0 || commits[0].Seq != after+1 {
+		l.recycleIf(opts, commits)
 		return RawPullPage{}, l.pruned(ctx, space, after)
 	}
 	page.Commits, page.NextCursor, page.HasMore = fitPage(commits, limit, after, sp.Head,
@@ -151,6 +168,28 @@ func (l *Log) PullRawWith(ctx context.Context, space string, after int64, limit 
 		l.ahead.answered(l, p, page.NextCursor, page.HasMore)
 	}
 	return page, nil
+}
+
+// pullRows returns the rows of p: the page read ahead for it (ahead
+// true) or, without one, read now.
+func (l *Log) pullRows(ctx context.Context, p store.CommitsParams, readAhead bool) (commits []store.RawCommit, ahead bool, err error) {
+	if readAhead {
+		if commits, ahead = l.ahead.take(p); ahead {
+			return commits, true, nil
+		}
+	}
+	if commits, err = l.st.RawCommits(ctx, p); err != nil {
+		return nil, false, fmt.Errorf("pull: %w", err)
+	}
+	return commits, false, nil
+}
+
+// recycleIf hands back a page read with opts.Recycle that is not
+// answered.
+func (l *Log) recycleIf(opts PullOptions, commits []store.RawCommit) {
+	if opts.Recycle && len(commits) > 0 {
+		l.RecycleRaw(commits)
+	}
 }
 
 // RecycleRaw hands the memory of a page PullRawWith read with
