@@ -64,19 +64,22 @@ func (c *writeCache) expect(space string, group []*pending) *store.Expectation {
 			}
 		}
 	}
-	if unknownPut && c.cool[space] > 0 {
-		c.cool[space]--
+	if n := c.cool[space]; unknownPut && n > 0 {
+		if n == 1 {
+			delete(c.cool, space)
+		} else {
+			c.cool[space] = n - 1
+		}
 		return nil
 	}
 	return e
 }
 
-// stale forgets a space's cached state after a stale prediction and
-// starts its cooldown (staleCooldown).
+// stale starts a space's cooldown (staleCooldown) after a stale
+// prediction; the failed transaction has forgotten its cached state.
 func (c *writeCache) stale(space string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.spaces, space)
 	if c.cool == nil {
 		c.cool = make(map[string]int)
 	}

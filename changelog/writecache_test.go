@@ -28,6 +28,7 @@ func TestWriteCacheCoolsDownAfterStale(t *testing.T) {
 		t.Fatalf("unknown put before any stale prediction: %+v, want head 3 and the key predicted absent", e)
 	}
 
+	c.forget("s") // as the failed transaction does
 	c.stale("s")
 	if c.expect("s", knownPatch) != nil {
 		t.Fatal("a stale space's state is still predicted")
@@ -43,6 +44,9 @@ func TestWriteCacheCoolsDownAfterStale(t *testing.T) {
 	}
 	if e := c.expect("s", unknownPut); e == nil {
 		t.Fatal("unknown put after the cooldown is not predicted")
+	}
+	if _, ok := c.cool["s"]; ok {
+		t.Fatal("a cooldown that ran out is still kept")
 	}
 	if c.cool["t"] != 0 || c.expect("t", unknownPut) != nil {
 		t.Fatal("another space is affected")
