@@ -83,12 +83,17 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
+	pg, err := pgNote(ctx, c, n)
+	if err != nil {
+		return sec, err
+	}
 	sec.Notes = []string{
 		fmt.Sprintf("%d commits at %d/s per system after %d warm-up ones; latency runs from just before the write (eddy Log.Write, JetStream Publish waiting for its ack) to the first line of the consumer.", n, rate, warm),
 		"eddy: a trigger on type item with delivery ordering none, concurrency 16, calling a registered go handler. eddy's engine polls each space every second besides being woken by the commit.",
 		"From the write's return instead (p50/p99, negative when the consumer starts before the ack): " + strings.Join(acks, ", ") + ".",
 		"JetStream: file storage with default sync (no fsync per message) unless marked fsync always (sync_interval: always), one stream, durable consumers with a filter subject and explicit acks (the handler acks after noting the time).",
 		disk,
+		pg,
 	}
 	return sec, nil
 }
@@ -107,15 +112,44 @@ const commitPages = 12
 func diskNote(ctx context.Context, c harness.Config, n int) (string, error) {
 	var parts []string
 	for _, pages := range []int{1, commitPages} {
-		ds, err := harness.DiskSync(ctx, c.Dir, pages, n, rate)
+		run, err := harness.DiskSync(ctx, c.Dir, pages, n, rate)
 		if err != nil {
 			return "", err
 		}
 		parts = append(parts, fmt.Sprintf("%d page(s) %s/%s ms", pages,
-			report.Num(harness.Quantile(ds, 0.5)), report.Num(harness.Quantile(ds, 0.99))))
+			report.Num(harness.Quantile(run.Latencies, 0.5)), report.Num(harness.Quantile(run.Latencies, 0.99))))
 	}
 	return fmt.Sprintf("The disk alone in this run, at %d/s (p50/p99 of a write and fdatasync(2) into a file synced beforehand, like a reused WAL): %s. eddy's SQLite commit here writes about %d WAL pages (the put, its delivery and the trigger's cursor in one transaction, and the frames of the previous delivery's completion), JetStream's about one.",
 		rate, strings.Join(parts, ", "), commitPages), nil
+}
+
+// pgNote measures PostgreSQL alone at the scenario's rate: one autocommit
+// INSERT transaction of a row like the put's, on one connection, from
+// just before the call to its return. It is the floor under eddy on
+// PostgreSQL, whose write is one such transaction (one round trip, one
+// WAL flush) with more statements in it.
+func pgNote(ctx context.Context, c harness.Config, n int) (string, error) {
+	raw, err := harness.OpenRawTable(ctx, c.PGAdminURL, 1)
+	if err != nil {
+		return "", fmt.Errorf("postgres alone: %w", err)
+	}
+	defer raw.Close() //nolint:errcheck // best effort at the end of the scenario
+	ds := make([]time.Duration, 0, n)
+	err = harness.Paced(ctx, rate, warm+n, func(i int) error {
+		t0 := time.Now()
+		if err := raw.Insert(ctx, fmt.Sprintf(`{"k":%d}`, i)); err != nil {
+			return err
+		}
+		if i >= warm {
+			ds = append(ds, time.Since(t0))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("postgres alone: %w", err)
+	}
+	return fmt.Sprintf("PostgreSQL alone in this run, at %d/s (p50/p99 of one autocommit INSERT transaction of a row like the put's, on the same server, one connection, after %d warm-up ones): %s/%s ms. eddy's write on PostgreSQL is one such transaction (one round trip, one WAL flush) that also writes the entity, the delivery and the trigger's cursor.",
+		rate, warm, report.Num(harness.Quantile(ds, 0.5)), report.Num(harness.Quantile(ds, 0.99))), nil
 }
 
 // measure runs one system: warm-up, then n paced messages, and returns

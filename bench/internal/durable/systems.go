@@ -132,21 +132,11 @@ func openJetStream(ctx context.Context, c harness.Config, syncAlways bool) (inst
 // openRaw creates a fresh database with one table; each commit is one
 // autocommit INSERT.
 func openRaw(ctx context.Context, c harness.Config) (instance, error) {
-	db, err := harness.NewDatabase(ctx, c.PGAdminURL)
+	raw, err := harness.OpenRawTable(ctx, c.PGAdminURL, 16)
 	if err != nil {
 		return instance{}, err
 	}
-	drop := func() error { return db.Drop(context.WithoutCancel(ctx)) }
-	pool, err := harness.Pool(ctx, db.URL, 16)
-	if err != nil {
-		return instance{}, errors.Join(err, drop())
-	}
-	done := func() error { pool.Close(); return drop() }
-	if _, err := pool.Exec(ctx, `CREATE TABLE bl_rows (id bigserial PRIMARY KEY, space text NOT NULL, payload text NOT NULL)`); err != nil {
-		return instance{}, errors.Join(fmt.Errorf("postgres: create table: %w", err), done())
-	}
 	return instance{op: numbered(func(ctx context.Context, i int64) error {
-		_, err := pool.Exec(ctx, `INSERT INTO bl_rows (space, payload) VALUES ('bench', $1)`, string(payload(i)))
-		return err
-	}), close: done}, nil
+		return raw.Insert(ctx, string(payload(i)))
+	}), close: raw.Close}, nil
 }

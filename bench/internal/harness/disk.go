@@ -11,22 +11,39 @@ import (
 // configures it.
 const PageSize = 4096
 
+// DiskRun is what DiskSync measured.
+type DiskRun struct {
+	// Latencies are each write's, write and sync together, in order.
+	Latencies []time.Duration
+	// CPU is this process's processor time over the writes (user and
+	// system): on a VM a sync costs the guest's kernel real work, which
+	// a commit waiting for it pays too.
+	CPU time.Duration
+}
+
+// CPUPerSync is the processor time one write and its sync took.
+func (r DiskRun) CPUPerSync() time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(len(r.Latencies))
+}
+
 // DiskSync measures the disk of dir the way a WAL commit uses it: n
 // writes of pages pages each, one after the other into a file written and
 // synced beforehand (as SQLite reuses its WAL file after a checkpoint, so
 // no sync also has to record a new file size), each followed by
-// fdatasync(2), paced at rate per second (0: back to back). It returns
-// each write's latency, write and sync together.
-func DiskSync(ctx context.Context, dir string, pages, n, rate int) ([]time.Duration, error) {
+// fdatasync(2), paced at rate per second (0: back to back).
+func DiskSync(ctx context.Context, dir string, pages, n, rate int) (DiskRun, error) {
 	f, err := os.CreateTemp(dir, "disk-sync-")
 	if err != nil {
-		return nil, fmt.Errorf("disk sync: %w", err)
+		return DiskRun{}, fmt.Errorf("disk sync: %w", err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	buf := make([]byte, pages*PageSize)
 	if err := preallocate(f, buf, n); err != nil {
-		return nil, fmt.Errorf("disk sync: %w", err)
+		return DiskRun{}, fmt.Errorf("disk sync: %w", err)
 	}
 	ds := make([]time.Duration, 0, n)
 	var off int64
@@ -42,6 +59,7 @@ func DiskSync(ctx context.Context, dir string, pages, n, rate int) ([]time.Durat
 		off += int64(len(buf))
 		return nil
 	}
+	cpu := CPUNow()
 	if rate > 0 {
 		err = Paced(ctx, rate, n, op)
 	} else {
@@ -50,9 +68,9 @@ func DiskSync(ctx context.Context, dir string, pages, n, rate int) ([]time.Durat
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("disk sync: %w", err)
+		return DiskRun{}, fmt.Errorf("disk sync: %w", err)
 	}
-	return ds, nil
+	return DiskRun{Latencies: ds, CPU: CPUNow().Since(cpu).Total()}, nil
 }
 
 // preallocate writes n copies of buf to f and syncs it.

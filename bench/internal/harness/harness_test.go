@@ -48,18 +48,32 @@ func TestThroughput(t *testing.T) {
 	}
 }
 
+func TestDiskRunCPUPerSync(t *testing.T) {
+	t.Parallel()
+	run := DiskRun{Latencies: make([]time.Duration, 4), CPU: 100 * time.Microsecond}
+	if got := run.CPUPerSync(); got != 25*time.Microsecond {
+		t.Errorf("CPUPerSync = %v, want 25µs", got)
+	}
+	if got := (DiskRun{CPU: time.Second}).CPUPerSync(); got != 0 {
+		t.Errorf("CPUPerSync of no writes = %v, want 0", got)
+	}
+}
+
 func TestDiskSync(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, rate := range []int{0, 1000} {
-		ds, err := DiskSync(ctx, t.TempDir(), 2, 5, rate)
-		if err != nil || len(ds) != 5 {
-			t.Fatalf("rate %d: %d latencies, %v; want 5", rate, len(ds), err)
+		run, err := DiskSync(ctx, t.TempDir(), 2, 5, rate)
+		if err != nil || len(run.Latencies) != 5 {
+			t.Fatalf("rate %d: %d latencies, %v; want 5", rate, len(run.Latencies), err)
 		}
-		for i, d := range ds {
+		for i, d := range run.Latencies {
 			if d <= 0 {
 				t.Errorf("rate %d: latency %d = %v", rate, i, d)
 			}
+		}
+		if run.CPU < 0 {
+			t.Errorf("rate %d: CPU %v", rate, run.CPU)
 		}
 	}
 	if _, err := DiskSync(ctx, filepath.Join(t.TempDir(), "missing"), 1, 1, 0); err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -95,4 +96,43 @@ func Pool(ctx context.Context, url string, conns int32) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("postgres: pool: %w", err)
 	}
 	return pool, nil
+}
+
+// RawTable is the raw PostgreSQL baseline: single-row autocommit INSERT
+// transactions into a table with a bigserial key, in a fresh database.
+type RawTable struct {
+	pool *pgxpool.Pool
+	db   *Database
+}
+
+// OpenRawTable creates a fresh database on the server of admin with the
+// baseline's table and opens a pool of up to conns connections to it.
+func OpenRawTable(ctx context.Context, admin string, conns int32) (*RawTable, error) {
+	db, err := NewDatabase(ctx, admin)
+	if err != nil {
+		return nil, err
+	}
+	drop := func() error { return db.Drop(context.WithoutCancel(ctx)) }
+	pool, err := Pool(ctx, db.URL, conns)
+	if err != nil {
+		return nil, errors.Join(err, drop())
+	}
+	r := &RawTable{pool: pool, db: db}
+	if _, err := pool.Exec(ctx, `CREATE TABLE bl_rows (id bigserial PRIMARY KEY, space text NOT NULL, payload text NOT NULL)`); err != nil {
+		return nil, errors.Join(fmt.Errorf("postgres: create table: %w", err), r.Close())
+	}
+	return r, nil
+}
+
+// Insert runs one autocommit INSERT of payload: one transaction, one
+// WAL flush.
+func (r *RawTable) Insert(ctx context.Context, payload string) error {
+	_, err := r.pool.Exec(ctx, `INSERT INTO bl_rows (space, payload) VALUES ('bench', $1)`, payload)
+	return err
+}
+
+// Close closes the pool and drops the database.
+func (r *RawTable) Close() error {
+	r.pool.Close()
+	return r.db.Drop(context.Background())
 }
