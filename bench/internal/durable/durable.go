@@ -144,19 +144,28 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 // has little for group commit to share (raw PostgreSQL's ratio bounds
 // what eddy on PostgreSQL can show).
 func scalingNote(best map[string]figures) string {
-	var parts []string
-	for _, p := range []struct{ name, key string }{
+	ratios := eachSystem([]label{
 		{"raw PG INSERT transactions", rawInsert},
 		{"JetStream with fsync always", jsSync},
 		{"JetStream's default store", jetStream},
 		{"eddy (SQLite, relaxed)", eddyRelax},
-	} {
-		f := best[p.key]
-		if f[1] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s×", p.name, report.Num(f[16]/f[1])))
+	}, best, func(f figures) (string, bool) { return report.Num(f[16]/f[1]) + "×", f[1] > 0 })
+	return "16 writers ÷ 1 writer of the others in this run: " + ratios + "."
+}
+
+// label names a system of the run in a note.
+type label struct{ name, key string }
+
+// eachSystem lists, for every labelled system whose figures format
+// accepts, its name and what format makes of them.
+func eachSystem(labels []label, fs map[string]figures, format func(figures) (string, bool)) string {
+	var parts []string
+	for _, l := range labels {
+		if s, ok := format(fs[l.key]); ok {
+			parts = append(parts, l.name+" "+s)
 		}
 	}
-	return "16 writers ÷ 1 writer of the others in this run: " + strings.Join(parts, ", ") + "."
+	return strings.Join(parts, ", ")
 }
 
 // diskNote measures the disk alone, back to back: the most commits per
@@ -239,8 +248,7 @@ func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsec
 // one-writer commit pays besides waiting for its sync, and how much of
 // a group's work its writers share.
 func cpuNote(cpu map[string]figures) string {
-	var parts []string
-	for _, p := range []struct{ name, key string }{
+	per := eachSystem([]label{
 		{"eddy (SQLite)", eddySQLite},
 		{"eddy (SQLite, relaxed)", eddyRelax},
 		{"JetStream with fsync always", jsSync},
@@ -248,11 +256,8 @@ func cpuNote(cpu map[string]figures) string {
 		{"eddy (SQLite) + trigger", eddyTrig},
 		{"eddy (PostgreSQL)", eddyPG},
 		{"raw PG INSERT transactions", rawInsert},
-	} {
-		f := cpu[p.key]
-		parts = append(parts, fmt.Sprintf("%s %s / %s", p.name, report.Num(f[1]), report.Num(f[16])))
-	}
-	return "This process's CPU time a commit in each figure's round, 1 / 16 writers, in µs (user and system; JetStream's server runs in this process, PostgreSQL's does not, so the PostgreSQL figures are eddy's or the client's side alone): " + strings.Join(parts, ", ") + "."
+	}, cpu, func(f figures) (string, bool) { return report.Num(f[1]) + " / " + report.Num(f[16]), true })
+	return "This process's CPU time a commit in each figure's round, 1 / 16 writers, in µs (user and system; JetStream's server runs in this process, PostgreSQL's does not, so the PostgreSQL figures are eddy's or the client's side alone): " + per + "."
 }
 
 // rows turns the figures into the comparisons of issue 15: strict
