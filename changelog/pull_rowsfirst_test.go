@@ -4,24 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 )
-
-// countedSpaces counts the SpaceGet calls of the store it wraps.
-type countedSpaces struct {
-	store.Store
-	n atomic.Int64
-}
-
-func (c *countedSpaces) SpaceGet(ctx context.Context, id string) (store.Space, error) {
-	c.n.Add(1)
-	return c.Store.SpaceGet(ctx, id)
-}
 
 // TestPullRowsFirst: with PullOptions.RowsFirst a sequential pull whose
 // rows answer for the cursor reads no row of the space and gets the page
@@ -31,12 +20,12 @@ func (c *countedSpaces) SpaceGet(ctx context.Context, id string) (store.Space, e
 func TestPullRowsFirst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	counted := &countedSpaces{}
+	counted := &storetest.SpaceReads{}
 	lg := pullLog(t, func(st store.Store) store.Store { counted.Store = st; return counted })
 	rowsFirst := changelog.PullOptions{ReadAhead: true, RowsFirst: true}
 	pull := func(after int64, limit int) (changelog.RawPullPage, int64) {
 		t.Helper()
-		counted.n.Store(0)
+		counted.Reset()
 		p, err := lg.PullRawWith(ctx, "s", after, limit, rowsFirst)
 		if err != nil {
 			t.Fatalf("pull after %d: %v", after, err)
@@ -48,7 +37,7 @@ func TestPullRowsFirst(t *testing.T) {
 		if got, w := string(p.AppendJSON(nil)), string(want.AppendJSON(nil)); got != w {
 			t.Fatalf("page after %d:\nrows first %s\njudged     %s", after, got, w)
 		}
-		return p, counted.n.Load() - 1 // the judged pull read it once
+		return p, counted.Reads() - 1 // the judged pull read it once
 	}
 	// 25 commits, pages of 4: every page answers from its rows.
 	for cursor, more := int64(0), true; more; {
@@ -74,14 +63,14 @@ func TestPullRowsFirst(t *testing.T) {
 	if _, err := lg.Write(ctx, changelog.WriteRequest{Space: "s", Mutations: []changelog.Mutation{m}, Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
 		t.Fatal(err)
 	}
-	counted.n.Store(0)
+	counted.Reset()
 	p, err := lg.PullRawWith(ctx, "s", 24, 4, rowsFirst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(p.Commits); n == 0 || p.Commits[0].Seq != 25 || (n == 1 && !p.HasMore) || counted.n.Load() != 1 {
+	if n := len(p.Commits); n == 0 || p.Commits[0].Seq != 25 || (n == 1 && !p.HasMore) || counted.Reads() != 1 {
 		t.Fatalf("after 24, past a short page read ahead and commit 26: %d commits, next %d, more %v, %d space reads",
-			n, p.NextCursor, p.HasMore, counted.n.Load())
+			n, p.NextCursor, p.HasMore, counted.Reads())
 	}
 
 	// Bad, unknown and pruned cursors answer as a judged pull does.

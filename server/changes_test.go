@@ -2,18 +2,17 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/eddy-run/eddy/auth"
 	"github.com/eddy-run/eddy/problem"
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 	"github.com/eddy-run/eddy/watch"
 )
 
@@ -278,17 +277,6 @@ func TestPull(t *testing.T) {
 	})
 }
 
-// spaceReads counts the SpaceGet calls of the store it wraps.
-type spaceReads struct {
-	store.Store
-	n atomic.Int64
-}
-
-func (s *spaceReads) SpaceGet(ctx context.Context, id string) (store.Space, error) {
-	s.n.Add(1)
-	return s.Store.SpaceGet(ctx, id)
-}
-
 // TestReadsReadTheSpaceOnce checks that a forward read, a pull, a get
 // and a list read their space once, for the access policy and their
 // cursor or snapshot together (a history page once more, after its
@@ -296,16 +284,16 @@ func (s *spaceReads) SpaceGet(ctx context.Context, id string) (store.Space, erro
 // and still judge those against it.
 func TestReadsReadTheSpaceOnce(t *testing.T) {
 	t.Parallel()
-	counted := &spaceReads{}
+	counted := &storetest.SpaceReads{}
 	d := driver{"sqlite", func(t *testing.T) store.Store { counted.Store = openSQLite(t); return counted }}
 	e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, nil)
 	seedChanges(t, e)
 	for _, path := range []string{changesPath + "?from=0", changesPath, changesPath + "?from=4",
 		"/api/v1/spaces/default/log", "/api/v1/spaces/default/log?after=4",
 		"/api/v1/spaces/default/entities/task/a", "/api/v1/spaces/default/entities/task"} {
-		counted.n.Store(0)
+		counted.Reset()
 		e.call(t, "GET", path, nil).want(http.StatusOK)
-		if n := counted.n.Load(); n != 1 {
+		if n := counted.Reads(); n != 1 {
 			t.Errorf("GET %s read the space %d times, want 1", path, n)
 		}
 	}
@@ -317,9 +305,9 @@ func TestReadsReadTheSpaceOnce(t *testing.T) {
 		token string
 		want  int64
 	}{{e.admin, 0}, {logRead, 1}} {
-		counted.n.Store(0)
+		counted.Reset()
 		e.do(t, req{Method: "GET", Path: "/api/v1/spaces/default/log?after=0&limit=2", Token: tc.token}).want(http.StatusOK)
-		if n := counted.n.Load(); n != tc.want {
+		if n := counted.Reads(); n != tc.want {
 			t.Errorf("pull after 0 (admin %v) read the space %d times, want %d", tc.token == e.admin, n, tc.want)
 		}
 	}
@@ -327,9 +315,9 @@ func TestReadsReadTheSpaceOnce(t *testing.T) {
 	// A list as of an older head and a history page read it again after
 	// the rows they read: a prune meanwhile is history_unavailable.
 	for _, path := range []string{"/api/v1/spaces/default/entities/task?head=2", changesPath + "?before=0", changesPath + "?before=3&limit=1"} {
-		counted.n.Store(0)
+		counted.Reset()
 		e.call(t, "GET", path, nil).want(http.StatusOK)
-		if n := counted.n.Load(); n != 2 {
+		if n := counted.Reads(); n != 2 {
 			t.Errorf("GET %s read the space %d times, want 2", path, n)
 		}
 	}
