@@ -27,6 +27,9 @@ type committer struct {
 	// requests: a lingering leader waits on it. guarded by mu.
 	full chan struct{}
 	want int
+	// idle, when set, is closed by handOff once no group is left to run
+	// (see Log.Busy). guarded by mu.
+	idle chan struct{}
 }
 
 // pending is one queued write request and its answer.
@@ -48,6 +51,29 @@ func (l *Log) committerFor(space string) *committer {
 		l.committers[space] = c
 	}
 	return c
+}
+
+// Busy reports whether a group of space's writes is running or waiting
+// to run. If so, idle is closed once the space has no group left to run
+// (a later write may start another). The trigger engine lets delivery
+// updates ride the transaction of a group under way instead of taking one
+// of their own (see InCommit).
+func (l *Log) Busy(space string) (busy bool, idle <-chan struct{}) {
+	l.mu.Lock()
+	c, ok := l.committers[space]
+	l.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.running {
+		return false, nil
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	return true, c.idle
 }
 
 // submit queues p and returns when it is answered. A caller whose context
@@ -168,6 +194,10 @@ func (c *committer) handOff() {
 	defer c.mu.Unlock()
 	if len(c.queue) == 0 {
 		c.running = false
+		if c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
 		return
 	}
 	close(c.queue[0].lead)

@@ -17,7 +17,10 @@ const maxCompletions = 256
 // next updates queue, and the next transaction takes them all. A lone
 // update waits for nothing.
 type completer struct {
-	st   store.Store
+	st store.Store
+	// ride, when set, offers one space's updates to a write group under
+	// way (Engine.ride); ok false: write them here.
+	ride func(space string, us []store.DeliveryUpdate) (errs []error, ok bool)
 	reqs chan completion
 
 	// mu guards started, stopped and cancel; enqueue holds it while
@@ -114,7 +117,8 @@ func (c *completer) run(ctx context.Context) {
 	}
 }
 
-// flush applies batch and whatever else is queued, up to maxCompletions.
+// flush applies batch and whatever else is queued, up to maxCompletions,
+// each space's updates together (at once for several spaces).
 func (c *completer) flush(batch []completion) {
 	for len(batch) < maxCompletions {
 		select {
@@ -125,6 +129,44 @@ func (c *completer) flush(batch []completion) {
 		}
 		break
 	}
+	if c.ride == nil {
+		c.write(batch)
+		return
+	}
+	spaces := map[string][]completion{}
+	var order []string
+	for _, req := range batch {
+		if _, ok := spaces[req.u.Space]; !ok {
+			order = append(order, req.u.Space)
+		}
+		spaces[req.u.Space] = append(spaces[req.u.Space], req)
+	}
+	var wg sync.WaitGroup
+	for _, space := range order[1:] {
+		wg.Go(func() { c.flushSpace(space, spaces[space]) })
+	}
+	c.flushSpace(order[0], spaces[order[0]])
+	wg.Wait()
+}
+
+// flushSpace applies one space's updates in a write group of the space
+// under way, or else in a transaction of their own.
+func (c *completer) flushSpace(space string, batch []completion) {
+	us := make([]store.DeliveryUpdate, len(batch))
+	for i, req := range batch {
+		us[i] = req.u
+	}
+	if errs, ok := c.ride(space, us); ok {
+		for i, req := range batch {
+			req.done <- errs[i]
+		}
+		return
+	}
+	c.write(batch)
+}
+
+// write applies batch in one transaction of its own.
+func (c *completer) write(batch []completion) {
 	us := make([]store.DeliveryUpdate, len(batch))
 	for i, req := range batch {
 		us[i] = req.u

@@ -141,7 +141,11 @@ type Engine struct {
 	drains *drainer
 
 	completions *completer
-	logRate     logLimiter
+	// riders are delivery updates waiting for a write group (ride.go);
+	// rideWait bounds their wait.
+	riders   riders
+	rideWait time.Duration
+	logRate  logLimiter
 
 	// progress is closed and replaced whenever a cursor moves or a
 	// delivery ends in this process, waking fences.
@@ -162,9 +166,13 @@ func New(log *changelog.Log, reg *functions.Registry, opts Options) *Engine {
 		spaces: map[string]*spaceRun{}, live: map[string]*spaceRun{}, kick: make(chan struct{}, 1),
 		progress:    make(chan struct{}),
 		completions: newCompleter(st), drains: newDrainer(), stopped: make(chan struct{}),
+		rideWait: defaultRideWait,
 	}
 	if opts.InCommitCandidates > 0 {
 		log.SetInCommit(e.inCommit)
+		if _, ok := st.(store.SingleWriter); ok {
+			e.completions.ride = e.ride
+		}
 	}
 	return e
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // InCommitCounts returns how many groups the engine judged in their
 // commit and how many the in-commit budget left to the evaluator.
@@ -57,3 +60,15 @@ func PauseEvaluator(e *Engine, space string) (resume func(), ok bool) {
 
 // CatchUpPages is how many batches one catch-up read holds.
 const CatchUpPages = catchUpPages
+
+// SetRideWait sets how long delivery updates wait for a write group to
+// take them (ride.go); call it before the engine starts.
+func SetRideWait(e *Engine, d time.Duration) { e.rideWait = d }
+
+// RidersWaiting counts the batches of delivery updates waiting for a
+// write group of space.
+func RidersWaiting(e *Engine, space string) int {
+	e.riders.mu.Lock()
+	defer e.riders.mu.Unlock()
+	return len(e.riders.waiting[space])
+}

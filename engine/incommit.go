@@ -67,8 +67,30 @@ const (
 	DefaultInCommitCost       = 1_000_000
 )
 
-// inCommit is the log's changelog.InCommit hook.
+// inCommit is the log's changelog.InCommit hook: it applies the delivery
+// updates riding the group (see ride.go), then judges its commits.
 func (e *Engine) inCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
+	settle, err := e.applyRiders(ctx, tx, g.Space)
+	if err != nil {
+		return nil, false, err
+	}
+	finish, wrote, err := e.judgeInCommit(ctx, tx, g)
+	return both(settle, finish), wrote, err
+}
+
+// both returns a finish calling a and b (either may be nil; nil if both are).
+func both(a, b func(error)) func(error) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(err error) { a(err); b(err) }
+}
+
+// judgeInCommit judges a group's commits for the space's triggers.
+func (e *Engine) judgeInCommit(ctx context.Context, tx store.WriteTx, g changelog.InCommitGroup) (func(error), bool, error) {
 	e.liveMu.Lock()
 	sr := e.live[g.Space]
 	e.liveMu.Unlock()

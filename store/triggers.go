@@ -255,6 +255,25 @@ type TriggerTx interface {
 	TriggerFiredTx(ctx context.Context, trigger string, epoch int64, at time.Time) error
 }
 
+// DeliveryTxUpdater is a WriteTx that applies delivery updates of its
+// space inside it, each on its own terms as TriggerStore.DeliveryUpdateMany
+// applies them: errs[i] is nil, or wraps ErrNotFound or ErrFenced for
+// us[i], which then changed nothing, and does not fail the transaction;
+// err is any other failure, after which the transaction cannot commit.
+// The updates commit with the transaction, as durably as its writes.
+type DeliveryTxUpdater interface {
+	DeliveryUpdateManyTx(ctx context.Context, us []DeliveryUpdate) (errs []error, err error)
+}
+
+// SingleWriter is implemented by a Store that runs one write transaction
+// at a time (SQLite): a transaction of its own for a few delivery updates
+// waits for the writes under way and they for it, so the updates are
+// better applied inside a write transaction already under way. Its
+// WriteTx implements DeliveryTxUpdater.
+type SingleWriter interface {
+	SingleWriter()
+}
+
 // TriggerMoveParams are the arguments of TriggerStore.TriggerMove.
 type TriggerMoveParams struct {
 	Space, Trigger string

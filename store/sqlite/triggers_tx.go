@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,36 @@ func (t *writeTx) DeliveryComplete(ctx context.Context, u store.DeliveryUpdate) 
 	u.Space = t.space.ID
 	return wrap("complete delivery", t.fail(completeDelivery(ctx, t, &u)))
 }
+
+var _ store.DeliveryTxUpdater = (*writeTx)(nil)
+
+// DeliveryUpdateManyTx applies updates of the transaction's space in it,
+// each with its own outcome (store.DeliveryTxUpdater): a fenced or missing
+// delivery changes nothing and leaves the transaction usable.
+func (t *writeTx) DeliveryUpdateManyTx(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return nil, fmt.Errorf("sqlite: update deliveries: %w", err)
+	}
+	errs := make([]error, len(us))
+	for i := range us {
+		u := us[i]
+		if u.Space != t.space.ID {
+			return nil, t.fail(fmt.Errorf("sqlite: update deliveries: delivery %q of space %q in a transaction of %q", u.ID, u.Space, t.space.ID))
+		}
+		err := completeDelivery(ctx, t, &u)
+		if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
+			return nil, wrap("update deliveries", t.fail(err))
+		}
+		errs[i] = err
+	}
+	return errs, nil
+}
+
+// SingleWriter marks the store as running one write transaction at a
+// time (store.SingleWriter).
+func (s *Store) SingleWriter() {}
 
 // TriggerAdvanceTx applies advances of the transaction's space's triggers
 // like Store.TriggerAdvance.

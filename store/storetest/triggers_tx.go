@@ -107,6 +107,84 @@ func testTriggerTx(t *testing.T, open OpenFunc) {
 
 	testTriggerTxComplete(t, h, e)
 	testTriggerTxAdvance(t, h, e)
+	testDeliveryUpdateManyTx(t, h, e)
+}
+
+// testDeliveryUpdateManyTx holds a store.SingleWriter's write transactions
+// to store.DeliveryTxUpdater: each update with its own outcome, a fenced
+// or missing one failing nothing, all of them committing or rolling back
+// with the transaction, and an update of another space failing it. A
+// store with several writers need not implement it.
+func testDeliveryUpdateManyTx(t *testing.T, h *trig, e int64) {
+	t.Helper()
+	tx, _ := h.begin()
+	_, ok := tx.(store.DeliveryTxUpdater)
+	if err := tx.Rollback(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, single := h.st.(store.SingleWriter); single && !ok {
+		t.Fatalf("%T is a store.SingleWriter but its WriteTx %T is no store.DeliveryTxUpdater", h.st, tx)
+	}
+	if !ok {
+		return
+	}
+	updates := func(tx store.WriteTx, us ...store.DeliveryUpdate) ([]error, error) {
+		return tx.(store.DeliveryTxUpdater).DeliveryUpdateManyTx(h.ctx, us)
+	}
+	h.commitTx("insert z1", func(tx store.TriggerTx) error { return tx.DeliveryInsert(h.ctx, dl("t", "z1", 3)) })
+	done := store.DeliveryUpdate{Space: "s1", ID: "y1", Epoch: e, From: store.OpenDeliveryStatuses,
+		Status: store.DeliverySucceeded, Attempts: 1}
+	fenced, missing, later := done, done, done
+	fenced.ID, missing.ID, later.ID = "x1", "nope", "z1" // x1 succeeded already
+
+	// Rolled back with its transaction.
+	tx, _ = h.begin()
+	h.appendNext(tx)
+	if errs, err := updates(tx, later); err != nil || errs[0] != nil {
+		t.Fatalf("update z1: %v, %v", errs, err)
+	}
+	if err := tx.Rollback(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.get("s1", "z1"); d.Status != store.DeliveryPending {
+		t.Fatalf("z1 after its transaction rolled back: %s", js(d))
+	}
+
+	// Committed with it, each update on its own terms.
+	head := h.head()
+	tx, _ = h.begin()
+	h.appendNext(tx)
+	errs, err := updates(tx, fenced, missing, done)
+	if err != nil {
+		t.Fatalf("updates: %v", err)
+	}
+	if !errors.Is(errs[0], store.ErrFenced) || !errors.Is(errs[1], store.ErrNotFound) || errs[2] != nil {
+		t.Fatalf("outcomes %v; want fenced, not found, nil", errs)
+	}
+	if err := tx.Commit(h.ctx); err != nil {
+		t.Fatalf("commit after a fenced and a missing update: %v", err)
+	}
+	if got := h.head(); got != head+1 {
+		t.Fatalf("head %d, want %d", got, head+1)
+	}
+	if d := h.get("s1", "y1"); d.Status != store.DeliverySucceeded || d.Attempts != 1 {
+		t.Fatalf("y1 after its update committed: %s", js(d))
+	}
+
+	// An update of another space fails the transaction.
+	other := later
+	other.Space = "s2"
+	tx, _ = h.begin()
+	h.appendNext(tx)
+	if _, err := updates(tx, other); err == nil {
+		t.Fatal("an update of s2 in a transaction of s1 succeeded")
+	}
+	if err := tx.Commit(h.ctx); err == nil {
+		t.Fatal("a transaction failed by an update committed")
+	}
+	if got := h.head(); got != head+1 {
+		t.Fatalf("head %d after a failed transaction, want %d", got, head+1)
+	}
 }
 
 func testTriggerTxComplete(t *testing.T, h *trig, e int64) {
