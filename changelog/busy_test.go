@@ -1,12 +1,11 @@
 package changelog_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/eddy-run/eddy/changelog"
-	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 // TestBusy: a space is busy while a group of its writes runs, its idle
@@ -18,19 +17,8 @@ func TestBusy(t *testing.T) {
 	if busy, _ := lg.Busy("s"); busy {
 		t.Fatal("a space never written is busy")
 	}
-	inside, out, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		_, err := lg.Write(context.Background(), changelog.WriteRequest{Space: "s",
-			Mutations:  []changelog.Mutation{{Op: changelog.OpPut, Type: "task", EntityID: "a", Properties: json.RawMessage(`{"n":1}`)}},
-			Provenance: store.Provenance{Actor: "owner", Via: "api"},
-			Effects: func(context.Context, store.WriteTx, changelog.WriteResult) error {
-				close(inside)
-				<-out
-				return nil
-			}})
-		done <- err
-	}()
-	<-inside
+	release, wait := storetest.HoldGroup(t, lg, "s",
+		changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "a", Properties: json.RawMessage(`{"n":1}`)})
 	busy, idle := lg.Busy("s")
 	if !busy || idle == nil {
 		t.Fatalf("Busy during a group = %v, %v", busy, idle)
@@ -43,8 +31,8 @@ func TestBusy(t *testing.T) {
 		t.Fatal("idle closed while the group runs")
 	default:
 	}
-	close(out)
-	if err := <-done; err != nil {
+	release()
+	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
 	<-idle // closed once the group is done and nothing is queued

@@ -11,6 +11,7 @@ import (
 	"github.com/eddy-run/eddy/functions"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/store/sqlite"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 // countedUpdates is a SQLite store that counts the delivery updates it
@@ -56,24 +57,19 @@ func newRideEnv(t *testing.T) *rideEnv {
 	return r
 }
 
-// holdGroup starts a write of m whose group stays open inside its Effects
-// until release is called; it returns once the group is there, and wait
-// returns the write's error.
-func (r *rideEnv) holdGroup(m changelog.Mutation) (release func(), wait func() error) {
+// completeDuring lets the handler's running call return while a write
+// of m holds its group open, waits until the completion waits for a
+// write group, then lets the group commit; the write must land.
+func (r *rideEnv) completeDuring(m changelog.Mutation) {
 	r.t.Helper()
-	inside, out, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		_, err := r.log.Write(context.Background(), changelog.WriteRequest{Space: space, Mutations: []changelog.Mutation{m},
-			Provenance: store.Provenance{Actor: "owner", Via: "api"},
-			Effects: func(context.Context, store.WriteTx, changelog.WriteResult) error {
-				close(inside)
-				<-out
-				return nil
-			}})
-		done <- err
-	}()
-	<-inside
-	return func() { close(out) }, func() error { return <-done }
+	<-r.started
+	release, wait := storetest.HoldGroup(r.t, r.log, space, m)
+	close(r.run)
+	r.eventually("the completion waiting for the group", func() bool { return engine.RidersWaiting(r.eng, space) == 1 })
+	release()
+	if err := wait(); err != nil {
+		r.t.Fatalf("the held write: %v", err)
+	}
 }
 
 // TestDeliveryUpdatesRideWriteGroups: on SQLite, a delivery's completion
@@ -84,14 +80,7 @@ func TestDeliveryUpdatesRideWriteGroups(t *testing.T) {
 	t.Parallel()
 	r := newRideEnv(t)
 	seq := r.write(put("item", "a", map[string]any{"n": 1}))
-	<-r.started
-	release, wait := r.holdGroup(put("note", "n", map[string]any{"n": 1}))
-	close(r.run)
-	r.eventually("the completion waiting for the group", func() bool { return engine.RidersWaiting(r.eng, space) == 1 })
-	release()
-	if err := wait(); err != nil {
-		t.Fatalf("the held write: %v", err)
-	}
+	r.completeDuring(put("note", "n", map[string]any{"n": 1}))
 	r.eventually("the delivery succeeded", func() bool { return r.delivery("t", seq).Status == store.DeliverySucceeded })
 	if n := r.st.n.Load(); n != 0 {
 		t.Fatalf("%d delivery updates in transactions of their own, want 0: the completion rides the group", n)
@@ -109,14 +98,7 @@ func TestDeliveryUpdatesRideOnlyGroupsThatCommit(t *testing.T) {
 	r := newRideEnv(t)
 	r.write(put("note", "n", map[string]any{"n": 1}))
 	seq := r.write(put("item", "a", map[string]any{"n": 1}))
-	<-r.started
-	release, wait := r.holdGroup(put("note", "n", map[string]any{"n": 1})) // unchanged: a no-op
-	close(r.run)
-	r.eventually("the completion waiting for the group", func() bool { return engine.RidersWaiting(r.eng, space) == 1 })
-	release()
-	if err := wait(); err != nil {
-		t.Fatalf("the held write: %v", err)
-	}
+	r.completeDuring(put("note", "n", map[string]any{"n": 1})) // unchanged: a no-op
 	r.eventually("the delivery succeeded", func() bool { return r.delivery("t", seq).Status == store.DeliverySucceeded })
 	if n := r.st.n.Load(); n != 1 {
 		t.Fatalf("%d delivery updates in transactions of their own, want 1", n)
