@@ -16,9 +16,10 @@ import (
 // hook, which runs in every group transaction that appends commits,
 // applies them there (store.DeliveryTxUpdater) and hands each its outcome
 // once the transaction ended. Updates no group takes before the space's
-// writes stop (or within Engine.rideWait) are withdrawn and written on their own,
-// as are those of a group that failed: nothing rides a group it could
-// fail, a fenced or missing delivery being an outcome, not an error.
+// writes stop (or within Engine.rideWait) are withdrawn and written on
+// their own, as are those of a group that failed. Nothing rides a group
+// it could fail: a fenced or missing delivery is an outcome, not an
+// error.
 //
 // A ride never leads a group: it only joins writes that are coming
 // anyway, so an idle space writes its updates at once, as before. Nor
@@ -131,15 +132,12 @@ func (e *Engine) applyRiders(ctx context.Context, tx store.WriteTx, space string
 	errs, err := up.DeliveryUpdateManyTx(ctx, us)
 	settle := func(txErr error) {
 		for _, rd := range rs {
-			n := len(rd.us)
-			if txErr != nil {
-				rd.done <- rideOutcome{err: txErr}
-			} else {
-				rd.done <- rideOutcome{errs: errs[:n:n]}
-			}
+			o := rideOutcome{err: txErr}
 			if txErr == nil {
-				errs = errs[n:]
+				n := len(rd.us)
+				o.errs, errs = errs[:n:n], errs[n:]
 			}
+			rd.done <- o
 		}
 	}
 	if err != nil {
