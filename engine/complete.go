@@ -130,7 +130,7 @@ func (c *completer) flush(batch []completion) {
 		break
 	}
 	if c.ride == nil {
-		c.write(batch)
+		c.write(batch, updates(batch))
 		return
 	}
 	spaces := map[string][]completion{}
@@ -152,25 +152,27 @@ func (c *completer) flush(batch []completion) {
 // flushSpace applies one space's updates in a write group of the space
 // under way, or else in a transaction of their own.
 func (c *completer) flushSpace(space string, batch []completion) {
-	us := make([]store.DeliveryUpdate, len(batch))
-	for i, req := range batch {
-		us[i] = req.u
-	}
+	us := updates(batch)
 	if errs, ok := c.ride(space, us); ok {
 		for i, req := range batch {
 			req.done <- errs[i]
 		}
 		return
 	}
-	c.write(batch)
+	c.write(batch, us)
 }
 
-// write applies batch in one transaction of its own.
-func (c *completer) write(batch []completion) {
+// updates are the updates of batch, in order.
+func updates(batch []completion) []store.DeliveryUpdate {
 	us := make([]store.DeliveryUpdate, len(batch))
 	for i, req := range batch {
 		us[i] = req.u
 	}
+	return us
+}
+
+// write applies us, the updates of batch, in one transaction of its own.
+func (c *completer) write(batch []completion, us []store.DeliveryUpdate) {
 	errs, err := c.st.DeliveryUpdateMany(context.Background(), us)
 	for i, req := range batch {
 		if err != nil {

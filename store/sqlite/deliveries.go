@@ -139,19 +139,27 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 // committed without an fsync of its own (lazyWriteTx); a fenced or
 // missing delivery fails only its own update.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
-	errs := make([]error, len(us))
-	err := s.lazyWriteTx(ctx, func(q *connTx) error {
-		for i := range us {
-			err := completeDelivery(ctx, q, &us[i])
-			if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			errs[i] = err
-		}
-		return nil
+	var errs []error
+	err := s.lazyWriteTx(ctx, func(q *connTx) (err error) {
+		errs, err = completeEach(ctx, q, us)
+		return err
 	})
 	if err != nil {
 		return nil, wrap("update deliveries", err)
+	}
+	return errs, nil
+}
+
+// completeEach applies each of us in q on its own terms: a fenced or
+// missing delivery is that update's outcome; any other error stops them.
+func completeEach(ctx context.Context, q stmter, us []store.DeliveryUpdate) ([]error, error) {
+	errs := make([]error, len(us))
+	for i := range us {
+		err := completeDelivery(ctx, q, &us[i])
+		if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		errs[i] = err
 	}
 	return errs, nil
 }

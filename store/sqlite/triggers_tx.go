@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -48,17 +47,14 @@ func (t *writeTx) DeliveryUpdateManyTx(ctx context.Context, us []store.DeliveryU
 	if err := t.usable(); err != nil {
 		return nil, fmt.Errorf("sqlite: update deliveries: %w", err)
 	}
-	errs := make([]error, len(us))
-	for i := range us {
-		u := us[i]
+	for _, u := range us {
 		if u.Space != t.space.ID {
 			return nil, t.fail(fmt.Errorf("sqlite: update deliveries: delivery %q of space %q in a transaction of %q", u.ID, u.Space, t.space.ID))
 		}
-		err := completeDelivery(ctx, t, &u)
-		if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
-			return nil, wrap("update deliveries", t.fail(err))
-		}
-		errs[i] = err
+	}
+	errs, err := completeEach(ctx, t, us)
+	if err != nil {
+		return nil, wrap("update deliveries", t.fail(err))
 	}
 	return errs, nil
 }
