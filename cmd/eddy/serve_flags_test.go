@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
+	"github.com/eddy-run/eddy/internal/heapfloor"
 )
 
 // TestServeRetentionFlags checks that the retention flags parse into the
@@ -147,5 +150,57 @@ func TestServeDurabilityFlag(t *testing.T) {
 		if tc.ok && o.config("d", nil).Durability != tc.want {
 			t.Errorf("%v: durability %q, want %q", tc.args, o.config("d", nil).Durability, tc.want)
 		}
+	}
+}
+
+// TestServeHeapFloorFlag: --heap-floor-mib is 64 by default and keeps the
+// heap goal at that floor (the GC percent goes up for this small heap,
+// and back on stop); 0 or a GOGC in the environment leave the percent
+// alone, and a negative floor is a usage error.
+func TestServeHeapFloorFlag(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	parse := func(getenv func(string) string, args ...string) (serveOptions, error) {
+		var o serveOptions
+		cmd := &cobra.Command{}
+		o.bind(cmd, getenv)
+		if err := cmd.ParseFlags(args); err != nil {
+			return o, err
+		}
+		return o, o.validate()
+	}
+	noEnv := func(string) string { return "" }
+	o, err := parse(noEnv)
+	if err != nil || o.heapFloorMiB != 64 {
+		t.Fatalf("default: floor %d MiB, %v; want 64", o.heapFloorMiB, err)
+	}
+	stop := o.startHeapFloor(noEnv, slog.New(slog.DiscardHandler))
+	if p := heapfloor.Percent(); p <= 100 {
+		t.Errorf("with the default floor: GC percent %d, want above 100 for this heap", p)
+	}
+	stop()
+	if p := heapfloor.Percent(); p != 100 {
+		t.Errorf("after stop: GC percent %d, want 100", p)
+	}
+	gogc := func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	}
+	stop = o.startHeapFloor(gogc, slog.New(slog.DiscardHandler))
+	if p := heapfloor.Percent(); p != 100 {
+		t.Errorf("GOGC set: GC percent %d, want 100 (the operator's)", p)
+	}
+	stop()
+	if o, err = parse(noEnv, "--heap-floor-mib", "0"); err != nil {
+		t.Fatal(err)
+	}
+	stop = o.startHeapFloor(noEnv, slog.New(slog.DiscardHandler))
+	if p := heapfloor.Percent(); p != 100 {
+		t.Errorf("--heap-floor-mib 0: GC percent %d, want 100", p)
+	}
+	stop()
+	if _, err := parse(noEnv, "--heap-floor-mib=-1"); err == nil {
+		t.Error("--heap-floor-mib=-1: no usage error")
 	}
 }

@@ -41,7 +41,7 @@ func openEddyWith(ctx context.Context, c harness.Config, kind string, tune func(
 	if err != nil {
 		return instance{}, err
 	}
-	return instance{op: putNote(e), close: e.Close}, nil
+	return instance{op: putNote(e), close: e.Close, served: true}, nil
 }
 
 // putNote is the op of eddy e: a put of the new note e<i>.
@@ -79,7 +79,7 @@ func openTriggered(ctx context.Context, c harness.Config, kind string) (instance
 	}
 	var wrote atomic.Int64
 	put := putNote(e)
-	in := instance{close: e.Close}
+	in := instance{close: e.Close, served: true}
 	in.op = func(ctx context.Context, i int64) error {
 		err := put(ctx, i)
 		if err == nil {

@@ -39,10 +39,10 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		}
 		c.Log.Info("watch fan-out", "system", "eddy", "watchers", n)
 		var e, x figures
-		err := harness.Labeled(ctx, "system", fmt.Sprintf("eddy %d", n), func(ctx context.Context) (err error) {
+		err := harness.Labeled(ctx, "system", fmt.Sprintf("eddy %d", n), harness.AsServed(func(ctx context.Context) (err error) {
 			e, err = eddyFigures(ctx, c, n, l)
 			return err
-		})
+		}))
 		if err != nil {
 			return sec, fmt.Errorf("watch fan-out: eddy, %d watchers: %w", n, err)
 		}
@@ -65,6 +65,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		"eddy: one HTTP/1.1 connection per watcher, GET .../changes?watch=1 with a bearer token.",
 		fmt.Sprintf("etcd: one watch per watcher, each on its own gRPC watch stream, over %d client connections (a connection per watcher would add its HTTP/2 transport).", etcdConns),
 		"Memory: growth of this (server) process's Go heap plus stacks, and of its RSS, from before the clients connect to when every watcher is open and idle, divided by the watchers.",
+		harness.ServedNote,
 	)
 	return sec, nil
 }

@@ -70,6 +70,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		"Strict durability (the targets) fsyncs every commit: with one writer every request waits for its own fsync, so that row carries a sync per request (scenario 1 measures the disk alone) as well as the HTTP layer; the ratio is the part HTTP can move. Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), no fsync per commit.",
 		"HTTP: POST /api/v1/spaces/bench/mutations with a writer token of the space, each writer on its own HTTP/1.1 keep-alive connection, through the handler, listener and server limits `eddy serve` uses (access log formatted at info level, then discarded), on loopback in this process.",
 		"In process: the same put through changelog.Log.Write on the same eddy (the baseline: what the HTTP layer adds is the difference).",
+		harness.ServedNote,
 	}
 	return sec, nil
 }
@@ -97,9 +98,9 @@ func runOne(ctx context.Context, c harness.Config, tune func(*eddy.Config), roun
 	for r := range rounds {
 		for _, name := range []string{viaHTTP, inProcess} {
 			c.Log.Info("http writes", "round", r+1, "system", name, "relaxed", tune != nil)
-			err := harness.Labeled(ctx, "system", name, func(ctx context.Context) error {
+			err := harness.Labeled(ctx, "system", name, harness.AsServed(func(ctx context.Context) error {
 				return measure(ctx, r == 0, window, ops[name], best[name])
-			})
+			}))
 			if err != nil {
 				return nil, nil, fmt.Errorf("http writes: %s: %w", name, err)
 			}

@@ -42,6 +42,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	sec.Notes = []string{
 		fmt.Sprintf("Each figure is the best of %d rounds of %v, alternating the index and every program, judging a cycle of 1,000 task rows (patches, one in ten a delete).", rounds, c.Window()/rounds),
 		"Every program: no type or op prefilter, and triggers.Program.Eval decodes the row's records per call (the index decodes them once per row).",
+		harness.ServedNote,
 	}
 	return sec, nil
 }
@@ -91,10 +92,10 @@ func measure(ctx context.Context, c harness.Config, n int) (index, naive float64
 // labeledPerRow is perRow under the pprof label system=label.
 func labeledPerRow(ctx context.Context, label string, d time.Duration, ins []triggers.Subject, judge func(triggers.Subject)) float64 {
 	var v float64
-	_ = harness.Labeled(ctx, "system", label, func(ctx context.Context) error {
+	_ = harness.Labeled(ctx, "system", label, harness.AsServed(func(ctx context.Context) error {
 		v = perRow(ctx, d, ins, judge)
 		return nil
-	})
+	}))
 	return v
 }
 
