@@ -20,7 +20,7 @@ import (
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
 	"github.com/eddy-run/eddy/functions"
-	"github.com/eddy-run/eddy/internal/heapfloor"
+	"github.com/eddy-run/eddy/internal/gcpace"
 	"github.com/eddy-run/eddy/internal/logbuf"
 	"github.com/eddy-run/eddy/journal"
 	"github.com/eddy-run/eddy/server"
@@ -47,7 +47,7 @@ type serveOptions struct {
 
 	durability string
 
-	heapFloorMiB int
+	gcMinInterval time.Duration
 
 	noTriggers   bool
 	leaseTTL     time.Duration
@@ -121,7 +121,7 @@ func (o *serveOptions) bind(cmd *cobra.Command, getenv func(string) string) {
 	f.Float64Var(&o.safeWindowSeconds, "safe-window-seconds", journal.DefaultSafeWindow.Seconds(), "journal pages hold back commits younger than this (published as safeWindowSeconds)")
 	f.Float64Var(&o.journalRetentionDays, "journal-retention-days", journal.DefaultRetention.Hours()/24, "how long a journal session's cursors are accepted, from its creation, in days (fractions allowed; published as journalRetentionDays)")
 	f.StringVar(&o.durability, "durability", eddy.DurabilityStrict, "strict: a write is acknowledged once on disk; relaxed: SQLite synchronous=NORMAL / PostgreSQL synchronous_commit=off, a power loss may lose the last moments of acknowledged writes, never corrupts or reorders")
-	f.IntVar(&o.heapFloorMiB, "heap-floor-mib", heapfloor.DefaultFloor>>20, "keep the Go heap goal at least this many MiB, so a small heap is not collected over and over (0: the runtime's own pacing; ignored when GOGC is set)")
+	f.DurationVar(&o.gcMinInterval, "gc-min-interval", gcpace.DefaultMinInterval, "under load, space garbage collections at least this far apart at the allocation rate measured (the heap grows by at most 64 MiB more for it; 0: the runtime's own pacing; ignored when GOGC is set)")
 	f.BoolVar(&o.noTriggers, "no-triggers", false, "do not evaluate triggers or run deliveries in this process")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", engine.DefaultLeaseTTL, "how long a trigger lease lives unrenewed; another process takes over a dead holder's triggers after it")
 	f.DurationVar(&o.triggerPoll, "trigger-poll", engine.DefaultPoll, "how often triggers re-check their space without a commit notification")
@@ -139,8 +139,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--heartbeat must be positive")
 	case o.durability != eddy.DurabilityStrict && o.durability != eddy.DurabilityRelaxed:
 		return usagef("--durability must be strict or relaxed")
-	case o.heapFloorMiB < 0 || o.heapFloorMiB > 1<<20:
-		return usagef("--heap-floor-mib must be between 0 and 1048576")
+	case o.gcMinInterval < 0 || o.gcMinInterval > time.Minute:
+		return usagef("--gc-min-interval must be between 0 and 1m")
 	case o.viewSessionTTL <= 0:
 		return usagef("--bootstrap-retry-window must be positive")
 	case o.clientRetention <= 0:
@@ -210,7 +210,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 		err = errors.Join(err, tracing.Shutdown(sctx))
 	}()
 
-	defer o.startHeapFloor(a.getenv, logger)()
+	defer o.startGCPace(a.getenv, logger)()
 
 	var lc net.ListenConfig
 	raw, err := lc.Listen(ctx, "tcp", o.addr)
@@ -269,18 +269,18 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 	return nil
 }
 
-// startHeapFloor keeps the heap goal at least --heap-floor-mib unless the
-// environment sets GOGC (the operator's choice wins), and returns what
+// startGCPace spaces garbage collections out by --gc-min-interval unless
+// the environment sets GOGC (the operator's choice wins), and returns what
 // stops it.
-func (o *serveOptions) startHeapFloor(getenv func(string) string, logger *slog.Logger) (stop func()) {
-	if o.heapFloorMiB == 0 {
+func (o *serveOptions) startGCPace(getenv func(string) string, logger *slog.Logger) (stop func()) {
+	if o.gcMinInterval == 0 {
 		return func() {}
 	}
 	if gogc := getenv("GOGC"); gogc != "" {
-		logger.Info("GOGC is set: no heap floor", "GOGC", gogc)
+		logger.Info("GOGC is set: the runtime paces garbage collection", "GOGC", gogc)
 		return func() {}
 	}
-	return heapfloor.Start(int64(o.heapFloorMiB) << 20)
+	return gcpace.Start(o.gcMinInterval)
 }
 
 // closeNow closes a server that failed to start and waits for its Serve

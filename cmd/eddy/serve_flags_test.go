@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -14,7 +15,8 @@ import (
 	"github.com/eddy-run/eddy"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/engine"
-	"github.com/eddy-run/eddy/internal/heapfloor"
+	"github.com/eddy-run/eddy/internal/gcpace"
+	"github.com/eddy-run/eddy/internal/polltest"
 )
 
 // TestServeRetentionFlags checks that the retention flags parse into the
@@ -153,32 +155,43 @@ func TestServeDurabilityFlag(t *testing.T) {
 	}
 }
 
-// TestServeHeapFloorFlag: --heap-floor-mib is 64 by default and keeps the
-// heap goal at that floor (the GC percent goes up for this small heap,
-// and back on stop); 0 or a GOGC in the environment leave the percent
-// alone, and a negative floor is a usage error.
-func TestServeHeapFloorFlag(t *testing.T) {
+// TestServeGCPaceFlag: --gc-min-interval is 100ms by default and starts
+// the pacer (a process allocating hundreds of MB a second gets a GC
+// percent above the default, and the default back on stop); 0 or a GOGC
+// in the environment leave the percent alone, and a negative interval is
+// a usage error.
+func TestServeGCPaceFlag(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	parse := func(getenv func(string) string, args ...string) (serveOptions, error) {
+	parse := func(args ...string) (serveOptions, error) {
 		var o serveOptions
 		cmd := &cobra.Command{}
-		o.bind(cmd, getenv)
+		o.bind(cmd, func(string) string { return "" })
 		if err := cmd.ParseFlags(args); err != nil {
 			return o, err
 		}
 		return o, o.validate()
 	}
 	noEnv := func(string) string { return "" }
-	o, err := parse(noEnv)
-	if err != nil || o.heapFloorMiB != 64 {
-		t.Fatalf("default: floor %d MiB, %v; want 64", o.heapFloorMiB, err)
+	quiet := slog.New(slog.DiscardHandler)
+	o, err := parse()
+	if err != nil || o.gcMinInterval != 100*time.Millisecond {
+		t.Fatalf("default: %v, %v; want 100ms", o.gcMinInterval, err)
 	}
-	stop := o.startHeapFloor(noEnv, slog.New(slog.DiscardHandler))
-	if p := heapfloor.Percent(); p <= 100 {
-		t.Errorf("with the default floor: GC percent %d, want above 100 for this heap", p)
+	loaded := func() int {
+		var keep []byte
+		for range 64 << 10 { // 256 MiB of garbage, as fast as it goes
+			keep = make([]byte, 4096)
+		}
+		runtime.KeepAlive(keep)
+		runtime.GC()
+		runtime.GC() // the first cycle's cleanup has run by the second's end
+		return gcpace.Percent()
 	}
+	stop := o.startGCPace(noEnv, quiet)
+	// The pacer runs after each cycle, on the runtime's cleanup goroutine.
+	polltest.Until(t, "a GC percent above 100 under load", func() bool { return loaded() > 100 })
 	stop()
-	if p := heapfloor.Percent(); p != 100 {
+	if p := gcpace.Percent(); p != 100 {
 		t.Errorf("after stop: GC percent %d, want 100", p)
 	}
 	gogc := func(k string) string {
@@ -187,20 +200,20 @@ func TestServeHeapFloorFlag(t *testing.T) {
 		}
 		return ""
 	}
-	stop = o.startHeapFloor(gogc, slog.New(slog.DiscardHandler))
-	if p := heapfloor.Percent(); p != 100 {
-		t.Errorf("GOGC set: GC percent %d, want 100 (the operator's)", p)
+	stop = o.startGCPace(gogc, quiet)
+	if p := loaded(); p != 100 {
+		t.Errorf("GOGC set: GC percent %d under load, want 100 (the operator's)", p)
 	}
 	stop()
-	if o, err = parse(noEnv, "--heap-floor-mib", "0"); err != nil {
+	if o, err = parse("--gc-min-interval", "0"); err != nil {
 		t.Fatal(err)
 	}
-	stop = o.startHeapFloor(noEnv, slog.New(slog.DiscardHandler))
-	if p := heapfloor.Percent(); p != 100 {
-		t.Errorf("--heap-floor-mib 0: GC percent %d, want 100", p)
+	stop = o.startGCPace(noEnv, quiet)
+	if p := loaded(); p != 100 {
+		t.Errorf("--gc-min-interval 0: GC percent %d under load, want 100", p)
 	}
 	stop()
-	if _, err := parse(noEnv, "--heap-floor-mib=-1"); err == nil {
-		t.Error("--heap-floor-mib=-1: no usage error")
+	if _, err := parse("--gc-min-interval=-1s"); err == nil {
+		t.Error("--gc-min-interval=-1s: no usage error")
 	}
 }
