@@ -273,14 +273,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) (err error) {
 // the environment sets GOGC (the operator's choice wins), and returns what
 // stops it.
 func (o *serveOptions) startGCPace(getenv func(string) string, logger *slog.Logger) (stop func()) {
-	if o.gcMinInterval == 0 {
-		return func() {}
-	}
-	if gogc := getenv("GOGC"); gogc != "" {
+	stop, gogc := gcpace.StartUnlessGOGC(o.gcMinInterval, getenv)
+	if gogc != "" {
 		logger.Info("GOGC is set: the runtime paces garbage collection", "GOGC", gogc)
-		return func() {}
 	}
-	return gcpace.Start(o.gcMinInterval)
+	return stop
 }
 
 // closeNow closes a server that failed to start and waits for its Serve

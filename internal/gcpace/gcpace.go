@@ -110,6 +110,19 @@ func Start(interval time.Duration) (stop func()) {
 	}
 }
 
+// StartUnlessGOGC is Start unless getenv (os.Getenv, say) sets GOGC: the
+// operator chose the pacing, and that choice wins. It returns the GOGC it
+// deferred to ("" when it started the pacer, or when interval is 0).
+func StartUnlessGOGC(interval time.Duration, getenv func(string) string) (stop func(), gogc string) {
+	if interval <= 0 {
+		return func() {}, ""
+	}
+	if gogc := getenv("GOGC"); gogc != "" {
+		return func() {}, gogc
+	}
+	return Start(interval), ""
+}
+
 // Percent returns the GC percent in force: GOGC's, or the last one set
 // (by the pacer or debug.SetGCPercent); -1 when the collector is off.
 func Percent() int {

@@ -116,3 +116,38 @@ func TestStartAgainReplaces(t *testing.T) {
 		t.Fatalf("after the second stop: percent %d, want 120", p)
 	}
 }
+
+// TestStartUnlessGOGC: a GOGC in the environment wins and is returned; a
+// zero interval starts nothing; otherwise the pacer runs.
+func TestStartUnlessGOGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	env := func(gogc string) func(string) string {
+		return func(k string) string {
+			if k == "GOGC" {
+				return gogc
+			}
+			return ""
+		}
+	}
+	stop, gogc := gcpace.StartUnlessGOGC(time.Second, env("200"))
+	stop()
+	if gogc != "200" {
+		t.Errorf("GOGC=200 in the environment: deferred to %q, want 200", gogc)
+	}
+	if stop, gogc = gcpace.StartUnlessGOGC(0, env("")); gogc != "" {
+		t.Errorf("interval 0: deferred to %q, want nothing", gogc)
+	}
+	stop()
+	ch := make(chan int, 1)
+	defer gcpace.OnPace(ch)()
+	stop, gogc = gcpace.StartUnlessGOGC(time.Second, env(""))
+	defer stop()
+	if gogc != "" {
+		t.Fatalf("no GOGC: deferred to %q", gogc)
+	}
+	garbage(256 << 20)
+	runtime.GC()
+	if got := <-ch; got <= 100 {
+		t.Fatalf("started: paced %d, want above 100 under load", got)
+	}
+}

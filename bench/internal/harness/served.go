@@ -17,10 +17,8 @@ import (
 // returns.
 func AsServed(fn func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if os.Getenv("GOGC") != "" {
-			return fn(ctx)
-		}
-		defer gcpace.Start(gcpace.DefaultMinInterval)()
+		stop, _ := gcpace.StartUnlessGOGC(gcpace.DefaultMinInterval, os.Getenv)
+		defer stop()
 		return fn(ctx)
 	}
 }
