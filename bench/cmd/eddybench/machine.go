@@ -32,7 +32,7 @@ func describe(ctx context.Context, c harness.Config) report.Meta {
 		NATS:     harness.NATSVersion + " (embedded, file storage)",
 		Etcd:     harness.EtcdVersion + " (embedded, single member)",
 		Notes: []string{
-			"Every peer runs in this process or as a child of it, on loopback, back to back with eddy's measurement.",
+			"Every peer runs in this process or as a child of it (scenario 1: every system, eddy too, in a child of its own), on loopback, back to back with eddy's measurement.",
 			fmt.Sprintf("Open-file limit: %d.", harness.FileLimit()),
 		},
 	}

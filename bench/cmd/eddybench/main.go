@@ -32,13 +32,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eddy-run/eddy/bench/internal/durable"
 	"github.com/eddy-run/eddy/bench/internal/fanout"
 	"github.com/eddy-run/eddy/bench/internal/harness"
 )
 
 func main() {
-	if fanout.IsClient() {
+	switch {
+	case fanout.IsClient():
 		os.Exit(fanout.RunClients())
+	case durable.IsChild():
+		os.Exit(durable.RunChild())
 	}
 	opts := options{}
 	flag.BoolVar(&opts.quick, "quick", false, "reduced sizes (under 2 minutes)")

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"time"
 
 	"github.com/eddy-run/eddy/bench/internal/catchup"
@@ -54,7 +53,7 @@ func run(ctx context.Context, opts options, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("own executable: %w", err)
 	}
-	c := harness.Config{Quick: opts.quick, Dir: dir, PGAdminURL: opts.pg, Self: self, Log: logger}
+	c := harness.Config{Quick: opts.quick, Dir: dir, PGAdminURL: opts.pg, Self: self, Profile: opts.profile, Log: logger}
 	start := time.Now()
 	rep := &report.Report{Meta: describe(ctx, c)}
 	for _, id := range ids {
@@ -125,20 +124,10 @@ func writeFile(path string, fill func(w io.Writer) error) error {
 // profiled runs fn under the CPU profiler when dir is set, writing
 // dir/scenario-<id>.cpu.pprof.
 func profiled(dir string, id int, fn func() (report.Section, error)) (report.Section, error) {
-	if dir == "" {
-		return fn()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return report.Section{}, fmt.Errorf("profile dir: %w", err)
-	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("scenario-%d.cpu.pprof", id)))
+	stop, err := harness.StartProfile(dir, fmt.Sprintf("scenario-%d.cpu.pprof", id))
 	if err != nil {
-		return report.Section{}, fmt.Errorf("profile: %w", err)
+		return report.Section{}, err
 	}
-	defer f.Close()
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return report.Section{}, fmt.Errorf("profile: %w", err)
-	}
-	defer pprof.StopCPUProfile()
+	defer stop()
 	return fn()
 }

@@ -10,7 +10,9 @@
 // Every writer of eddy commits one put of a new entity per request
 // through changelog.Log.Write; every JetStream writer publishes a message
 // of the same JSON to the stream; every raw writer runs one autocommit
-// INSERT of it. All systems are open at once and measured in rounds, one
+// INSERT of it. Each system runs in a child process of its own (so no
+// system pays for another's heap, and each runs with the Go runtime set
+// up as it ships); all are open at once and measured in rounds, one
 // after the other within a round, and each figure is the best of its
 // rounds: a burst of load from elsewhere on the machine costs a round,
 // not the comparison.
@@ -18,7 +20,11 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -101,31 +107,29 @@ var systems = []system{
 	}},
 }
 
-// Run opens every system, measures them in rounds and compares them.
+// Run starts every system in a child process of its own, measures them
+// in rounds and compares them.
 func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	sec := report.Section{Title: "Durable append (commits/s into one space)"}
 	rounds, window := harness.Pick(c, 2, 3), harness.Pick(c, 500*time.Millisecond, time.Second)
-	ins := make([]instance, len(systems))
+	children := make([]*harness.Child, len(systems))
 	for i, s := range systems {
-		in, err := s.open(ctx, c)
+		ch, err := startChild(ctx, c, s.name)
 		if err != nil {
-			return sec, fmt.Errorf("durable append: %s: %w", s.name, err)
+			return sec, fmt.Errorf("durable append: %w", err)
 		}
-		defer in.close() //nolint:errcheck // best effort at the end of the scenario
-		ins[i] = in
+		defer ch.Close() //nolint:errcheck // best effort at the end of the scenario
+		children[i] = ch
 	}
 	best := results{rate: map[string]figures{}, cpu: map[string]figures{}}
 	for r := range rounds {
 		for i, s := range systems {
 			c.Log.Info("durable append", "round", r+1, "system", s.name)
-			run := func(ctx context.Context) error { return measure(ctx, window, ins[i], best, s.name) }
-			if ins[i].served {
-				run = harness.AsServed(run)
-			}
-			err := harness.Labeled(ctx, "system", s.name, run)
+			got, err := measureIn(children[i], window)
 			if err != nil {
-				return sec, fmt.Errorf("durable append: %s: %w", s.name, err)
+				return sec, fmt.Errorf("durable append: %w", err)
 			}
+			best.keep(s.name, got)
 		}
 	}
 	sec.Rows = rows(best.rate)
@@ -135,6 +139,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	}
 	sec.Notes = []string{
 		fmt.Sprintf("Best of %d rounds of %v per figure (every system measured once per round, in turn), after a warm-up of %v; one space, one put of a new entity per commit.", rounds, window, window/5),
+		"Every system runs in a child process of its own, open for the whole scenario and idle while the others are measured, so its heap, its garbage collector and its CPU time are its own.",
 		"eddy: SQLite in WAL mode with synchronous=FULL (fsync per group commit); PostgreSQL with its defaults (synchronous_commit=on). Relaxed: eddy.Config.Durability relaxed (serve --durability relaxed), SQLite synchronous=NORMAL in WAL mode (no fsync per commit), compared with JetStream's default store, which does not fsync per message either.",
 		"JetStream: the default file store acks after writing to the OS and fsyncs every 2 minutes; \"fsync always\" sets sync_interval: always. Writers share one connection and wait for each ack.",
 		"Raw PostgreSQL: one autocommit INSERT of the same JSON into a table with a bigserial key, one pooled connection per writer, same server.",
@@ -199,30 +204,69 @@ func diskNote(ctx context.Context, c harness.Config) (string, error) {
 	return fmt.Sprintf("The disk alone in this run (%d writes each followed by fdatasync(2), back to back, into a file synced beforehand like a reused WAL): %s; the one-writer rows of strict systems cannot pass these, and a commit that waits for its sync pays that CPU too.", n, strings.Join(parts, ", ")), nil
 }
 
-// measure runs o for window at every writer count (after a warm-up on
-// the first round) and keeps the best figures, with that round's CPU a
-// commit, in best.
-func measure(ctx context.Context, window time.Duration, in instance, best results, name string) error {
+// startChild starts the child process measuring the system name, with
+// a scratch directory of its own, and waits until it is ready.
+func startChild(ctx context.Context, c harness.Config, name string) (*harness.Child, error) {
+	dir := filepath.Join(c.Dir, "durable-"+slug(name))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ch, err := harness.StartChild(ctx, c, name, append(c.ChildEnv(dir), envSystem+"="+name))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ch.Expect("ready"); err != nil {
+		return nil, errors.Join(err, ch.Close())
+	}
+	return ch, nil
+}
+
+// measureIn has a child measure its system for window at every writer
+// count and returns the round's figures.
+func measureIn(ch *harness.Child, window time.Duration) (round, error) {
+	if err := ch.Send("measure " + window.String() + "\n"); err != nil {
+		return round{}, err
+	}
+	j, err := ch.Expect("result ")
+	if err != nil {
+		return round{}, err
+	}
+	var r round
+	return r, json.Unmarshal([]byte(j), &r)
+}
+
+// keep keeps, per writer count, the better of name's best figures and
+// r's (the CPU a commit of the round the best rate comes from).
+func (best results) keep(name string, r round) {
 	if best.rate[name] == nil {
 		best.rate[name], best.cpu[name] = figures{}, figures{}
-		if _, err := harness.Throughput(ctx, 1, window/5, in.op); err != nil {
-			return err
+	}
+	for w, v := range r.Rate {
+		if v > best.rate[name][w] {
+			best.rate[name][w], best.cpu[name][w] = v, r.CPU[w]
 		}
 	}
+}
+
+// measure runs in's op for window at every writer count, after a
+// warm-up when warmUp is set, and returns the figures.
+func measure(ctx context.Context, window time.Duration, in instance, warmUp bool) (round, error) {
+	if warmUp {
+		if _, err := harness.Throughput(ctx, 1, window/5, in.op); err != nil {
+			return round{}, err
+		}
+	}
+	r := round{Rate: figures{}, CPU: figures{}}
 	for _, w := range writerCounts {
-		var v, cpu float64
 		err := harness.Labeled(ctx, "writers", strconv.Itoa(w), func(ctx context.Context) (err error) {
-			v, cpu, err = throughput(ctx, w, window, in)
+			r.Rate[w], r.CPU[w], err = throughput(ctx, w, window, in)
 			return err
 		})
 		if err != nil {
-			return err
-		}
-		if v > best.rate[name][w] {
-			best.rate[name][w], best.cpu[name][w] = v, cpu
+			return round{}, err
 		}
 	}
-	return nil
+	return r, nil
 }
 
 // throughput is harness.Throughput of in's op, with this process's CPU
@@ -265,7 +309,7 @@ func cpuNote(cpu map[string]figures) string {
 		{"eddy (PostgreSQL)", eddyPG},
 		{"raw PG INSERT transactions", rawInsert},
 	}, cpu, func(f figures) (string, bool) { return report.Num(f[1]) + " / " + report.Num(f[16]), true })
-	return "This process's CPU time a commit in each figure's round, 1 / 16 writers, in µs (user and system; JetStream's server runs in this process, PostgreSQL's does not, so the PostgreSQL figures are eddy's or the client's side alone): " + per + "."
+	return "CPU time a commit of each system's own process in each figure's round, 1 / 16 writers, in µs (user and system; JetStream's server runs in its process with its client, PostgreSQL's does not, so the PostgreSQL figures are eddy's or the client's side alone): " + per + "."
 }
 
 // rows turns the figures into the comparisons of issue 15: strict

@@ -1,14 +1,10 @@
 package fanout
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -58,23 +54,12 @@ type load struct{ rate, commits int }
 // child when each commit started and returns what it measured.
 func drive(ctx context.Context, c harness.Config, env []string, n int, l load, write commit) (figures, error) {
 	before := harness.MemNow()
-	cmd := exec.CommandContext(ctx, c.Self)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	child, err := harness.StartChild(ctx, c, "watch clients", env)
 	if err != nil {
 		return figures{}, err
 	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return figures{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return figures{}, fmt.Errorf("start watch clients: %w", err)
-	}
-	defer func() { in.Close(); _ = cmd.Wait() }()
-	out := bufio.NewReader(outPipe)
-	if _, err := expect(out, "ready"); err != nil {
+	defer child.Close() //nolint:errcheck // the result is read before; its exit adds nothing
+	if _, err := child.Expect("ready"); err != nil {
 		return figures{}, err
 	}
 	var f figures
@@ -94,30 +79,16 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 		return f, err
 	}
 	fmt.Fprintf(&lines, "end %d\n", last)
-	if _, err := io.WriteString(in, lines.String()); err != nil {
-		return f, fmt.Errorf("watch clients: %w", err)
+	if err := child.Send(lines.String()); err != nil {
+		return f, err
 	}
-	j, err := expect(out, "result ")
+	j, err := child.Expect("result ")
 	if err != nil {
 		return f, err
 	}
 	cpu := harness.CPUNow().Since(cpu0)
 	f.ServerUser, f.ServerSys = ms(cpu.User), ms(cpu.Sys)
 	return f, json.Unmarshal([]byte(j), &f.result)
-}
-
-// expect reads the child's lines until one starting with prefix and
-// returns the rest of it.
-func expect(out *bufio.Reader, prefix string) (string, error) {
-	for {
-		l, err := out.ReadString('\n')
-		if err != nil {
-			return "", fmt.Errorf("watch clients ended before %q: %w", prefix, err)
-		}
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), prefix); ok {
-			return rest, nil
-		}
-	}
 }
 
 // eddyFigures serves eddy on SQLite and watches Space with n streams.

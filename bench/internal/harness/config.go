@@ -3,6 +3,7 @@ package harness
 import (
 	"io"
 	"log/slog"
+	"os"
 	"time"
 )
 
@@ -18,8 +19,39 @@ type Config struct {
 	// Self is the path of the running executable, re-executed for
 	// client processes.
 	Self string
+	// Profile is the directory for CPU profiles ("" for none); a child
+	// process writes its own there.
+	Profile string
 	// Log receives progress lines (stderr).
 	Log *slog.Logger
+}
+
+// The environment that carries a Config to a child process.
+const (
+	envQuick   = "EDDYBENCH_QUICK"
+	envDir     = "EDDYBENCH_DIR"
+	envPG      = "EDDYBENCH_PG"
+	envProfile = "EDDYBENCH_PROFILE"
+)
+
+// ChildEnv is the environment that gives a child process c, with dir as
+// its scratch directory (ConfigFromEnv reads it back).
+func (c Config) ChildEnv(dir string) []string {
+	quick := ""
+	if c.Quick {
+		quick = "1"
+	}
+	return []string{envQuick + "=" + quick, envDir + "=" + dir, envPG + "=" + c.PGAdminURL, envProfile + "=" + c.Profile}
+}
+
+// ConfigFromEnv is the Config a parent passed to this child process with
+// ChildEnv; its progress lines go to stderr.
+func ConfigFromEnv() Config {
+	self, _ := os.Executable()
+	return Config{
+		Quick: os.Getenv(envQuick) == "1", Dir: os.Getenv(envDir), PGAdminURL: os.Getenv(envPG),
+		Profile: os.Getenv(envProfile), Self: self, Log: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	}
 }
 
 // Pick returns quick under -quick and full otherwise.

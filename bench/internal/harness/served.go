@@ -25,4 +25,4 @@ func AsServed(fn func(context.Context) error) func(context.Context) error {
 
 // ServedNote says how the runtime was set up for each system, for the
 // notes of a scenario that measures eddy with AsServed.
-const ServedNote = "Go runtime: eddy's measurements run as eddy serve sets the runtime up (under load, garbage collections spaced at least 100 ms apart at the measured allocation rate, the heap growing by at most 64 MiB more for it: serve --gc-min-interval); the peers in this process, and the baselines, with the runtime's default pacing (GOGC=100), as nats-server and etcd ship."
+const ServedNote = "Go runtime: eddy's measurements run as eddy serve sets the runtime up (under load, garbage collections spaced at least 100 ms apart at the measured allocation rate, the heap growing by at most 64 MiB more for it: serve --gc-min-interval); the peers and the baselines with the runtime's default pacing (GOGC=100), as nats-server and etcd ship."
