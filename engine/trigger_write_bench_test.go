@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,20 +14,22 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// BenchmarkWriteWithTrigger measures one writer committing single puts
-// back to back while a trigger leased by this process delivers each one
-// to a go function (in-commit judging, the delivery row, the call and its
-// completion), against the same writer's puts of a type no trigger
-// watches, in turn on the same store. It reports both rates, the
-// process's CPU per commit of each, and their ratio, on SQLite and
-// PostgreSQL.
+// BenchmarkWriteWithTrigger measures writers (1, and 16 sharing group
+// commits) committing single puts back to back while a trigger leased by
+// this process delivers each one to a go function (in-commit judging,
+// the delivery row, the call and its completion), against the same
+// writers' puts of a type no trigger watches, in turn on the same store.
+// It reports both rates, the process's CPU per commit of each, and their
+// ratio, on SQLite and PostgreSQL.
 func BenchmarkWriteWithTrigger(b *testing.B) {
 	for _, driver := range []string{"sqlite", "postgres"} {
-		b.Run(driver, func(b *testing.B) { benchWriteWithTrigger(b, driver) })
+		for _, writers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/writers=%d", driver, writers), func(b *testing.B) { benchWriteWithTrigger(b, driver, writers) })
+		}
 	}
 }
 
-func benchWriteWithTrigger(b *testing.B, driver string) {
+func benchWriteWithTrigger(b *testing.B, driver string, writers int) {
 	e := newBenchEnvOn(b, driver)
 	var called atomic.Int64
 	if err := e.reg.Register("count", func(context.Context, functions.Input) ([]changelog.Mutation, error) {
@@ -42,9 +45,9 @@ func benchWriteWithTrigger(b *testing.B, driver string) {
 	var plain, triggered phase
 	b.ResetTimer()
 	for i := range b.N {
-		plain.add(b, e, "note", fmt.Sprintf("p%d-", i), n, func() bool { return true })
+		plain.add(b, e, writers, "note", fmt.Sprintf("p%d-", i), n, func() bool { return true })
 		want := called.Load() + n
-		triggered.add(b, e, "item", fmt.Sprintf("t%d-", i), n, func() bool { return called.Load() >= want })
+		triggered.add(b, e, writers, "item", fmt.Sprintf("t%d-", i), n, func() bool { return called.Load() >= want })
 	}
 	b.ReportMetric(plain.rate(), "plain-commits/s")
 	b.ReportMetric(triggered.rate(), "triggered-commits/s")
@@ -59,17 +62,30 @@ type phase struct {
 	wall, cpu time.Duration
 }
 
-// add writes n puts of typ, one at a time, waits until done, and adds
-// them to p.
-func (p *phase) add(b *testing.B, e *benchEnv, typ, prefix string, n int, done func() bool) {
+// add writes n puts of typ with writers goroutines, each taking the
+// next put until none is left, waits until done, and adds them to p.
+func (p *phase) add(b *testing.B, e *benchEnv, writers int, typ, prefix string, n int, done func() bool) {
 	b.Helper()
 	start, cpu := time.Now(), cpuTime(b)
-	for i := range n {
-		if _, err := e.log.Write(b.Context(), changelog.WriteRequest{Space: space,
-			Mutations:  []changelog.Mutation{put(typ, fmt.Sprintf("%s%d", prefix, i), map[string]any{"k": i})},
-			Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
-			b.Fatal(err)
-		}
+	var next atomic.Int64
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if _, err := e.log.Write(b.Context(), changelog.WriteRequest{Space: space,
+					Mutations:  []changelog.Mutation{put(typ, fmt.Sprintf("%s%d", prefix, i), map[string]any{"k": i})},
+					Provenance: store.Provenance{Actor: "owner", Via: "api"}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
 	}
 	polltest.Within(b, benchWait, "every delivery", done)
 	p.commits += n
