@@ -47,14 +47,10 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		c.Log.Info("catch-up", "reader", r.name)
 		t, cpu := time.Now(), processCPU()
 		var n int64
-		read := func(ctx context.Context) (err error) {
+		err := harness.Labeled(ctx, "reader", r.name, harness.AsServedIf(r.served, func(ctx context.Context) (err error) {
 			n, err = r.read(ctx, e, int64(rows))
 			return err
-		}
-		if r.served {
-			read = harness.AsServed(read)
-		}
-		err := harness.Labeled(ctx, "reader", r.name, read)
+		}))
 		if err != nil {
 			return sec, fmt.Errorf("catch-up: %s: %w", r.name, err)
 		}

@@ -53,14 +53,10 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 	for _, s := range systems {
 		c.Log.Info("commit to consumer", "system", s.name)
 		var ds, fromAck []time.Duration
-		run := func(ctx context.Context) (err error) {
+		err := harness.Labeled(ctx, "system", s.name, harness.AsServedIf(s.served, func(ctx context.Context) (err error) {
 			ds, fromAck, err = measure(ctx, c, s, n)
 			return err
-		}
-		if s.served {
-			run = harness.AsServed(run)
-		}
-		err := harness.Labeled(ctx, "system", s.name, run)
+		}))
 		if err != nil {
 			return sec, fmt.Errorf("commit to consumer: %s: %w", s.name, err)
 		}

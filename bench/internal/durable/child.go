@@ -59,11 +59,9 @@ func child(ctx context.Context, c harness.Config, name string, r io.Reader, w io
 		return err
 	}
 	defer in.close() //nolint:errcheck // best effort at the end of the scenario
-	commands := func(ctx context.Context) error { return answer(ctx, in, r, w) }
-	if in.served {
-		commands = harness.AsServed(commands)
-	}
-	return harness.Labeled(ctx, "system", name, commands)
+	return harness.Labeled(ctx, "system", name, harness.AsServedIf(in.served, func(ctx context.Context) error {
+		return answer(ctx, in, r, w)
+	}))
 }
 
 // answer prints "ready" and measures in for every "measure WINDOW" read

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/eddy-run/eddy/internal/gcpace"
@@ -23,6 +24,15 @@ func AsServed(fn func(context.Context) error) func(context.Context) error {
 	}
 }
 
+// AsServedIf is AsServed(fn) for eddy's measurements (served) and fn
+// as it is for a peer's.
+func AsServedIf(served bool, fn func(context.Context) error) func(context.Context) error {
+	if served {
+		return AsServed(fn)
+	}
+	return fn
+}
+
 // ServedNote says how the runtime was set up for each system, for the
 // notes of a scenario that measures eddy with AsServed.
-const ServedNote = "Go runtime: eddy's measurements run as eddy serve sets the runtime up (under load, garbage collections spaced at least 100 ms apart at the measured allocation rate, the heap growing by at most 64 MiB more for it: serve --gc-min-interval); the peers and the baselines with the runtime's default pacing (GOGC=100), as nats-server and etcd ship."
+var ServedNote = fmt.Sprintf("Go runtime: eddy's measurements run as eddy serve sets the runtime up (under load, garbage collections spaced at least %v apart at the measured allocation rate, the heap growing by at most %d MiB more for it: serve --gc-min-interval); the peers and the baselines with the runtime's default pacing (GOGC=100), as nats-server and etcd ship.", gcpace.DefaultMinInterval, gcpace.MaxGrowth>>20)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/internal/gcpace"
@@ -45,5 +46,36 @@ func TestAsServed(t *testing.T) {
 	})(t.Context())
 	if inside != 100 {
 		t.Errorf("GOGC set: GC percent %d inside AsServed under load, want 100", inside)
+	}
+}
+
+// TestAsServedIf: a peer's measurement keeps the runtime's pacing under
+// load; eddy's gets the pacer.
+func TestAsServedIf(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	var peer int
+	_ = AsServedIf(false, func(context.Context) error {
+		peer = loaded()
+		return nil
+	})(t.Context())
+	if peer != 100 {
+		t.Errorf("peer: GC percent %d under load, want the default 100", peer)
+	}
+	err := AsServedIf(true, func(context.Context) error {
+		polltest.Until(t, "a GC percent above 100 under load", func() bool { return loaded() > 100 })
+		return nil
+	})(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServedNoteNamesThePacersSettings: the note follows gcpace's
+// constants.
+func TestServedNoteNamesThePacersSettings(t *testing.T) {
+	for _, want := range []string{gcpace.DefaultMinInterval.String(), "64 MiB"} {
+		if !strings.Contains(ServedNote, want) {
+			t.Errorf("ServedNote lacks %q: %s", want, ServedNote)
+		}
 	}
 }
