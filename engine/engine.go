@@ -12,14 +12,11 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +24,7 @@ import (
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
 	"github.com/eddy-run/eddy/functions"
+	"github.com/eddy-run/eddy/internal/sortid"
 	"github.com/eddy-run/eddy/store"
 )
 
@@ -218,14 +216,7 @@ func withDefaults(o Options) Options {
 // restarted process never inherits its predecessor's leases).
 func defaultOwner() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(6))
-}
-
-// randomID returns n random base32 characters, lower case.
-func randomID(n int) string {
-	b := make([]byte, (n*5+7)/8)
-	_, _ = rand.Read(b)
-	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))[:n]
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), sortid.Random(6))
 }
 
 // Owner returns the name this process holds leases under.

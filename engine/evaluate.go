@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddy-run/eddy/causality"
 	"github.com/eddy-run/eddy/changelog"
+	"github.com/eddy-run/eddy/internal/sortid"
 	"github.com/eddy-run/eddy/store"
 	"github.com/eddy-run/eddy/triggers"
 )
@@ -493,27 +494,14 @@ func (sr *spaceRun) skipPruned(ctx context.Context, active map[string]*trig, hor
 	return true, nil
 }
 
-// newDeliveryID returns a fresh delivery id: "dlv_", the time in
-// milliseconds as 10 base32 characters whose order is the time's, and 16
-// random ones (80 bits, as the ids had before the time was added). Ids
-// made later sort later, so a delivery's rows and index entries land at
-// the end of their b-trees, beside the deliveries made with it, rather
-// than on a random page each: a group commit of 16 deliveries writes a
-// few pages instead of 16, and their completions touch the same few.
-func newDeliveryID() string { return deliveryID(time.Now(), randomID(16)) }
+// newDeliveryID returns a fresh delivery id: "dlv_", the time and 16
+// random characters (80 bits, as the ids had before the time was added),
+// made by sortid. Ids made later sort later, so a delivery's rows and
+// index entries land at the end of their b-trees, beside the deliveries
+// made with it, rather than on a random page each: a group commit of 16
+// deliveries writes a few pages instead of 16, and their completions
+// touch the same few.
+func newDeliveryID() string { return sortid.New(deliveryPrefix, 16) }
 
-// deliveryID is the delivery id made at t with the random part random.
-func deliveryID(t time.Time, random string) string {
-	ms := uint64(t.UnixMilli())
-	var b [4 + 10]byte
-	copy(b[:], "dlv_")
-	for i := len(b) - 1; i >= 4; i-- {
-		b[i] = sortable32[ms&31]
-		ms >>= 5
-	}
-	return string(b[:]) + random
-}
-
-// sortable32 is base32 in ASCII order, the characters of randomID: the
-// digits 2-7 sort before the letters.
-const sortable32 = "234567abcdefghijklmnopqrstuvwxyz"
+// deliveryPrefix begins every delivery id.
+const deliveryPrefix = "dlv_"
