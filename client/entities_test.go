@@ -123,7 +123,7 @@ func TestEntityWrites(t *testing.T) {
 		}
 
 		gen := must(e.sp.Create(c, "task", map[string]any{"title": "generated"}))
-		if !gen.Created || len(gen.Entity.ID) != 12 {
+		if !gen.Created || len(gen.Entity.ID) != 22 {
 			t.Fatalf("create = %+v", gen)
 		}
 		rec := must(e.sp.Get(c, "task", gen.Entity.ID))

@@ -74,13 +74,19 @@ func TestEntityLifecycle(t *testing.T) {
 		r = e.call(t, "POST", "/api/v1/spaces/default/entities/task", map[string]any{"title": "gen"}).want(http.StatusCreated)
 		r.decode(&w)
 		id, _ := w.Entity["id"].(string)
-		if !regexp.MustCompile(`^[a-z2-7]{12}$`).MatchString(id) {
+		if !regexp.MustCompile(`^[2-7a-z]{22}$`).MatchString(id) {
 			t.Errorf("generated id %q", id)
 		}
 		if loc := r.header.Get("Location"); loc != "/api/v1/spaces/default/entities/task/"+id {
 			t.Errorf("Location = %q", loc)
 		}
 		e.call(t, "GET", "/api/v1/spaces/default/entities/task/"+id, nil).want(http.StatusOK)
+
+		// Generated ids sort by the time they were made (internal/sortid).
+		e.call(t, "POST", "/api/v1/spaces/default/entities/task", map[string]any{"title": "gen2"}).want(http.StatusCreated).decode(&w)
+		if id2, _ := w.Entity["id"].(string); len(id2) != len(id) || id2 == id || id2[:10] < id[:10] {
+			t.Errorf("second generated id %q: want distinct from %q, its time part no earlier", id2, id)
+		}
 	})
 }
 
