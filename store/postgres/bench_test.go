@@ -157,3 +157,17 @@ func BenchmarkLinger(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEntityIDs is sqlite's BenchmarkEntityIDs on PostgreSQL (its
+// default synchronous_commit): new entities named by random or
+// time-ordered ids in a space already holding 50,000.
+func BenchmarkEntityIDs(b *testing.B) {
+	for _, w := range []int{1, 16} {
+		for _, ids := range []string{"random", "time-ordered"} {
+			b.Run(fmt.Sprintf("writers=%d/ids=%s", w, ids), func(b *testing.B) {
+				st, _ := openBench(b)
+				storetest.BenchEntityIDs(b, st, w, storetest.IDSchemes[ids])
+			})
+		}
+	}
+}
