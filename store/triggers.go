@@ -41,6 +41,17 @@ var OpenDeliveryStatuses = []DeliveryStatus{DeliveryPending, DeliveryRunning, De
 // Open reports whether s is one of OpenDeliveryStatuses.
 func (s DeliveryStatus) Open() bool { return slices.Contains(OpenDeliveryStatuses, s) }
 
+// OnlyOpen reports whether statuses is not empty and every one is open:
+// a listing filtered so can read the drivers' index of open deliveries.
+func OnlyOpen(statuses []DeliveryStatus) bool {
+	for _, st := range statuses {
+		if !st.Open() {
+			return false
+		}
+	}
+	return len(statuses) > 0
+}
+
 // SeqRange is the closed seq range Lo..Hi (Lo <= Hi).
 type SeqRange struct {
 	Lo int64 `json:"lo"`

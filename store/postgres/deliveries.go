@@ -42,22 +42,12 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 	if len(p.Statuses) > 0 {
 		args = append(args, texts(p.Statuses))
 		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
-		if onlyOpen(p.Statuses) {
+		if store.OnlyOpen(p.Statuses) {
 			b.WriteString(" AND status IN " + openStatusesSQL)
 		}
 	}
 	b.WriteString(" ORDER BY seq, id LIMIT $4")
 	return b.String(), args
-}
-
-// onlyOpen reports whether every status is an open one.
-func onlyOpen(statuses []store.DeliveryStatus) bool {
-	for _, st := range statuses {
-		if !st.Open() {
-			return false
-		}
-	}
-	return true
 }
 
 // DeliveriesAt returns the deliveries caused by the row seq, ordered by

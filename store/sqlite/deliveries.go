@@ -37,14 +37,18 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 }
 
 // deliveryListQuery is the listing statement for p's filters: one shape
-// per combination, so each can use its index (deliveries_trigger with a
-// trigger, deliveries_seq without).
+// per combination, so each can use its index (deliveries_open for a
+// trigger's open deliveries, deliveries_trigger for its others,
+// deliveries_seq without a trigger).
 func deliveryListQuery(p *store.DeliveryListParams) string {
 	var b strings.Builder
 	b.WriteString(`SELECT ` + deliveryCols + ` FROM deliveries`)
-	if p.Trigger != "" {
+	switch {
+	case p.Trigger != "" && store.OnlyOpen(p.Statuses):
+		b.WriteString(` INDEXED BY deliveries_open WHERE space = ?1 AND trigger = ?4 AND status IN ` + openStatuses + ` AND`)
+	case p.Trigger != "":
 		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
-	} else {
+	default:
 		b.WriteString(` INDEXED BY deliveries_seq WHERE space = ?1 AND`)
 	}
 	b.WriteString(` (seq, id) > (?2, ?3)`)

@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
+)
+
+// TestMigrateDeliveriesOpen: deliveries written before migration 0017
+// (the open deliveries' index keyed by status) are listed the same after
+// it: a trigger's open ones in (seq, id) order, read through the new
+// index, and its others through deliveries_trigger.
+func TestMigrateDeliveriesOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	migrateThrough(t, s, 16)
+	// Trigger t1 of space s: every fifth delivery open (three statuses in
+	// turn), the rest done; trigger t2's and space s2's all open.
+	_, err = s.direct().ExecContext(ctx, `
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 300)
+INSERT INTO deliveries (`+deliveryCols+`)
+SELECT sp, 'd' || sp || tr || n, tr, n, 'task', 'e' || n,
+    CASE WHEN tr = 't1' AND sp = 's' AND n % 5 <> 0 THEN 'succeeded'
+         ELSE CASE n % 3 WHEN 0 THEN 'pending' WHEN 1 THEN 'running' ELSE 'retrying' END END,
+    1, 0, '', 0, n, n
+FROM g CROSS JOIN (SELECT 't1' AS tr UNION ALL SELECT 't2') CROSS JOIN (SELECT 's' AS sp UNION ALL SELECT 's2')`)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if plan := explain(t, s, deliveryListQuery(&store.DeliveryListParams{Trigger: "t1", Statuses: store.OpenDeliveryStatuses}),
+		"s", 0, "", "t1", `["pending","running","retrying"]`, 10); !strings.Contains(plan, "USING INDEX deliveries_open (space=? AND trigger=? AND (seq,id)>(?,?))") {
+		t.Fatalf("open listing plan:\n%s", plan)
+	}
+	var got []string
+	p := store.DeliveryListParams{Space: "s", Trigger: "t1", Statuses: store.OpenDeliveryStatuses, Limit: 7}
+	for {
+		page, err := s.DeliveryList(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range page {
+			if !d.Status.Open() || d.Trigger != "t1" || d.Space != "s" {
+				t.Fatalf("listed %+v", d)
+			}
+			got = append(got, d.ID)
+		}
+		if len(page) < p.Limit {
+			break
+		}
+		p.After = store.DeliveryPosition{Seq: page[len(page)-1].Seq, ID: page[len(page)-1].ID}
+	}
+	var want []string
+	for n := 5; n <= 300; n += 5 {
+		want = append(want, fmt.Sprintf("dst1%d", n))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("open deliveries of t1: %d %v\nwant %d %v", len(got), got, len(want), want)
+	}
+	pending, err := s.DeliveryList(ctx, store.DeliveryListParams{Space: "s", Trigger: "t1", Statuses: []store.DeliveryStatus{store.DeliveryPending}})
+	if err != nil || len(pending) != 20 || pending[0].Seq != 15 {
+		t.Fatalf("pending of t1: %d from %v, %v; want 20 from seq 15", len(pending), pending[:min(1, len(pending))], err)
+	}
+	done, err := s.DeliveryList(ctx, store.DeliveryListParams{Space: "s", Trigger: "t1", Statuses: []store.DeliveryStatus{"succeeded"}})
+	if err != nil || len(done) != 240 {
+		t.Fatalf("succeeded of t1: %d, %v; want 240", len(done), err)
+	}
+}
+
+// BenchmarkOpenDeliveries lists a trigger's open deliveries as the
+// dispatcher loads them every poll (store.OpenDeliveryStatuses, pages of
+// 1,000), for a trigger with 100,000 finished deliveries and its 100
+// newest open: through deliveries_open (the listing since migration
+// 0017) and, as the baseline, the same statement through
+// deliveries_trigger (the listing before it, which walked every
+// delivery the trigger ever had).
+func BenchmarkOpenDeliveries(b *testing.B) {
+	ctx := context.Background()
+	s := storetest.Migrated(b, func(ctx context.Context) (*Store, error) {
+		return Open(ctx, filepath.Join(b.TempDir(), "eddy.db"))
+	})
+	_, err := s.direct().ExecContext(ctx, `
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 100100)
+INSERT INTO deliveries (`+deliveryCols+`)
+SELECT 's', 'd' || n, 't', n, 'task', 'e' || n, CASE WHEN n > 100000 THEN 'pending' ELSE 'succeeded' END,
+    1, 0, '', 0, n, n
+FROM g`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := store.DeliveryListParams{Space: "s", Trigger: "t", Statuses: store.OpenDeliveryStatuses, Limit: 1000}
+	open := deliveryListQuery(&p)
+	for _, tc := range []struct{ name, query string }{
+		{"index=deliveries_trigger", strings.Replace(strings.Replace(open, "deliveries_open", "deliveries_trigger", 1),
+			" AND status IN "+openStatuses, "", 1)},
+		{"index=deliveries_open", open},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				rows, err := s.rquery(ctx, tc.query, p.Space, 0, "", p.Trigger, `["pending","running","retrying"]`, p.Limit)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ds, err := collect(rows, scanDelivery)
+				if err != nil || len(ds) != 100 {
+					b.Fatalf("listed %d, %v; want 100", len(ds), err)
+				}
+			}
+		})
+	}
+}
