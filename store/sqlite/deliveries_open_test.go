@@ -19,15 +19,10 @@ import (
 func TestMigrateDeliveriesOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	migrateThrough(t, s, 16)
+	s := openThrough(t, 16)
 	// Trigger t1 of space s: every fifth delivery open (three statuses in
 	// turn), the rest done; trigger t2's and space s2's all open.
-	_, err = s.direct().ExecContext(ctx, `
+	_, err := s.direct().ExecContext(ctx, `
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 300)
 INSERT INTO deliveries (`+deliveryCols+`)
 SELECT sp, 'd' || sp || tr || n, tr, n, 'task', 'e' || n,

@@ -20,15 +20,10 @@ import (
 func TestMigrateCommitRowids(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "eddy.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	migrateThrough(t, s, 15)
+	s := openThrough(t, 15)
 	// Spaces named out of creation order, commits interleaved between
 	// them in the table, "b" pruned through 2.
-	_, err = s.direct().ExecContext(ctx, `
+	_, err := s.direct().ExecContext(ctx, `
 INSERT INTO spaces (id, head, horizon, epoch, schema_version, created_at) VALUES
     ('b', 2, 2, 'ep-b', 0, 0), ('a', 0, 0, 'ep-a', 0, 0), ('empty', 0, 0, 'ep-e', 0, 0);
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 10)
@@ -98,6 +93,19 @@ ORDER BY n, sp`)
 }
 
 // migrateThrough applies the embedded migrations up to version last.
+// openThrough opens a store on a fresh file, migrated through migration
+// last only, closed when the test ends.
+func openThrough(t *testing.T, last int) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "eddy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	migrateThrough(t, s, last)
+	return s
+}
+
 func migrateThrough(t *testing.T, s *Store, last int) {
 	t.Helper()
 	ms, err := migrations.List(migrationFS, "migrations")
