@@ -52,6 +52,53 @@ func OnlyOpen(statuses []DeliveryStatus) bool {
 	return len(statuses) > 0
 }
 
+// Stopped reports whether s is a status a delivery ends in short of
+// success: failed, parked or discarded (neither open nor succeeded). The
+// stores index such deliveries by status, so they are counted and
+// listed without reading a trigger's succeeded ones.
+func (s DeliveryStatus) Stopped() bool { return !s.Open() && s != DeliverySucceeded }
+
+// OneStopped reports the status when statuses is a single stopped status
+// (see Stopped): a trigger's deliveries of it are listed through the
+// stopped deliveries' index.
+func OneStopped(statuses []DeliveryStatus) (DeliveryStatus, bool) {
+	if len(statuses) != 1 || !statuses[0].Stopped() {
+		return "", false
+	}
+	return statuses[0], true
+}
+
+// Add records n deliveries of status; oldest is the creation time of
+// the oldest of them, kept in OldestOpen when status is open. A status
+// of "" is the count of all the trigger's deliveries: the succeeded
+// ones are what it leaves after the others (see Settle), so a delivery
+// that succeeds writes no index entry the count needs.
+func (st *DeliveryStats) Add(status DeliveryStatus, n int, oldest time.Time) {
+	if status == "" {
+		st.total = n
+		return
+	}
+	st.ByStatus[status] = n
+	if status.Open() && (st.OldestOpen.IsZero() || oldest.Before(st.OldestOpen)) {
+		st.OldestOpen = oldest
+	}
+}
+
+// Settle sets the succeeded count from the total Add was given, if any.
+func (st *DeliveryStats) Settle() {
+	if st.total == 0 {
+		return
+	}
+	n := st.total
+	for _, c := range st.ByStatus {
+		n -= c
+	}
+	if n > 0 {
+		st.ByStatus[DeliverySucceeded] = n
+	}
+	st.total = 0
+}
+
 // SeqRange is the closed seq range Lo..Hi (Lo <= Hi).
 type SeqRange struct {
 	Lo int64 `json:"lo"`
@@ -156,6 +203,8 @@ type DeliveryStats struct {
 	// OldestOpen is the creation time of the oldest open delivery (zero if
 	// none is open).
 	OldestOpen time.Time
+
+	total int // all the trigger's deliveries, until Settle
 }
 
 // LeaseParams asks for a trigger's lease: it is granted when nobody holds
@@ -241,8 +290,15 @@ type TriggerStore interface {
 	// makes them durable too, and none is ever applied out of order. The
 	// engine passes only updates that carry no writes.
 	DeliveryUpdateMany(ctx context.Context, us []DeliveryUpdate) (errs []error, err error)
-	// DeliveryStats summarizes a trigger's deliveries.
+	// DeliveryStats summarizes a trigger's deliveries. Its cost grows
+	// with the trigger's finished deliveries (an index walk over them).
 	DeliveryStats(ctx context.Context, space, trigger string) (DeliveryStats, error)
+	// DeliveryBacklog is DeliveryStats of the deliveries that still need
+	// work or an operator: ByStatus counts only the open statuses and
+	// parked. It reads those deliveries alone, never the finished ones,
+	// so its cost follows the backlog, not the trigger's history; the
+	// engine's gauges call it at every scrape.
+	DeliveryBacklog(ctx context.Context, space, trigger string) (DeliveryStats, error)
 	// DeliveriesOpenThrough counts a trigger's open deliveries caused by
 	// rows with seq <= through.
 	DeliveriesOpenThrough(ctx context.Context, space, trigger string, through int64) (int, error)

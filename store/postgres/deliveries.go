@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,7 +30,8 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 // its condition only when set, so every variant's cached plan can use the
 // index that fits it; a filter on open statuses only also names them
 // literally, which lets the planner use the partial index of open
-// deliveries.
+// deliveries, and one on a single stopped status spells the partial
+// index of stopped ones' condition too.
 func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT " + deliveryColumns + ` FROM deliveries
@@ -39,7 +41,10 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 		args = append(args, p.Trigger)
 		fmt.Fprintf(&b, " AND trigger = $%d", len(args))
 	}
-	if len(p.Statuses) > 0 {
+	if st, ok := store.OneStopped(p.Statuses); ok {
+		args = append(args, string(st))
+		fmt.Fprintf(&b, " AND status = $%d AND "+stoppedWhereSQL, len(args))
+	} else if len(p.Statuses) > 0 {
 		args = append(args, texts(p.Statuses))
 		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
 		if store.OnlyOpen(p.Statuses) {
@@ -92,8 +97,34 @@ func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (sto
 // DeliveryStats counts a trigger's deliveries by status and finds the
 // creation time of its oldest open one, in one statement.
 func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
-	const q = `SELECT status, count(*), min(created_at) FROM deliveries
-		WHERE space = $1 AND trigger = $2 GROUP BY status`
+	return s.deliveryStats(ctx, deliveryStatsSQL, space, trigger)
+}
+
+// DeliveryBacklog counts a trigger's open deliveries by status and its
+// parked ones, and finds the creation time of its oldest open one.
+func (s *Store) DeliveryBacklog(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
+	return s.deliveryStats(ctx, deliveryBacklogSQL, space, trigger)
+}
+
+// The statements of DeliveryStats and DeliveryBacklog: the open
+// deliveries by status (deliveries_open_idx) and the stopped ones
+// (deliveries_stopped_idx; all of them, or the parked ones); the stats
+// add the count of all the trigger's deliveries (the row of status ""), which
+// leaves the succeeded ones.
+const (
+	openStatsSQL = `SELECT status, count(*), min(created_at) FROM deliveries
+		WHERE space = $1 AND trigger = $2 AND status IN ` + openStatusesSQL + ` GROUP BY status`
+	stoppedStatsSQL = `
+		UNION ALL SELECT status, count(*), NULL FROM deliveries
+		WHERE space = $1 AND trigger = $2 AND ` + stoppedWhereSQL
+	deliveryStatsSQL = openStatsSQL + stoppedStatsSQL + ` GROUP BY status
+		UNION ALL SELECT '', count(*), NULL FROM deliveries WHERE space = $1 AND trigger = $2`
+	deliveryBacklogSQL = openStatsSQL + stoppedStatsSQL + ` AND status = 'parked' GROUP BY status`
+)
+
+// deliveryStats runs q, a statement answering (status, count, oldest
+// creation) rows, for one trigger.
+func (s *Store) deliveryStats(ctx context.Context, q, space, trigger string) (store.DeliveryStats, error) {
 	out := store.DeliveryStats{ByStatus: map[store.DeliveryStatus]int{}}
 	rows, err := s.pool.Query(ctx, q, space, trigger)
 	if err != nil {
@@ -101,22 +132,20 @@ func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st store.DeliveryStats
-		var status store.DeliveryStatus
-		var n int64
-		if err := rows.Scan(&status, &n, &st.OldestOpen); err != nil {
+		var (
+			status store.DeliveryStatus
+			n      int64
+			oldest *time.Time
+		)
+		if err := rows.Scan(&status, &n, &oldest); err != nil {
 			return store.DeliveryStats{}, wrap("delivery stats", err)
 		}
-		out.ByStatus[status] = int(n)
-		oldest := st.OldestOpen.UTC()
-		if status.Open() &&
-			(out.OldestOpen.IsZero() || oldest.Before(out.OldestOpen)) {
-			out.OldestOpen = oldest
-		}
+		out.Add(status, int(n), fromOptTime(oldest))
 	}
 	if err := rows.Err(); err != nil {
 		return store.DeliveryStats{}, wrap("delivery stats", err)
 	}
+	out.Settle()
 	return out, nil
 }
 

@@ -17,13 +17,13 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // openStore opens and migrates a store on a fresh database.
-func openStore(t *testing.T) *Store {
+func openStore(t testing.TB) *Store {
 	t.Helper()
 	return openURL(t, pgtest.NewDatabase(t))
 }
 
 // openURL opens and migrates a store on url, closing it when the test ends.
-func openURL(t *testing.T, url string) *Store {
+func openURL(t testing.TB, url string) *Store {
 	t.Helper()
 	return storetest.Migrated(t, func(ctx context.Context) (*Store, error) { return Open(ctx, url) })
 }

@@ -44,6 +44,10 @@ func fenced(op, what string) error {
 // partial index deliveries_open_idx does, so the planner can use it.
 const openStatusesSQL = "('pending', 'running', 'retrying')"
 
+// stoppedWhereSQL selects the stopped deliveries (store.DeliveryStatus.
+// Stopped) as the partial index deliveries_stopped_idx does.
+const stoppedWhereSQL = "status NOT IN ('pending', 'running', 'retrying', 'succeeded')"
+
 // optTime maps a zero time to NULL and any other to UTC microseconds.
 func optTime(t time.Time) *time.Time {
 	if t.IsZero() {

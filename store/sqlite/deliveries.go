@@ -38,21 +38,26 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 
 // deliveryListQuery is the listing statement for p's filters: one shape
 // per combination, so each can use its index (deliveries_open for a
-// trigger's open deliveries, deliveries_trigger for its others,
-// deliveries_seq without a trigger).
+// trigger's open deliveries, deliveries_stopped for its deliveries of one
+// stopped status, deliveries_trigger for its others, deliveries_seq
+// without a trigger).
 func deliveryListQuery(p *store.DeliveryListParams) string {
 	var b strings.Builder
+	_, stopped := store.OneStopped(p.Statuses)
 	b.WriteString(`SELECT ` + deliveryCols + ` FROM deliveries`)
 	switch {
 	case p.Trigger != "" && store.OnlyOpen(p.Statuses):
 		b.WriteString(` INDEXED BY deliveries_open WHERE space = ?1 AND trigger = ?4 AND status IN ` + openStatuses + ` AND`)
+	case p.Trigger != "" && stopped:
+		b.WriteString(` INDEXED BY deliveries_stopped WHERE space = ?1 AND trigger = ?4 AND ` + stoppedWhere +
+			` AND status = json_extract(?5, '$[0]') AND`)
 	case p.Trigger != "":
 		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
 	default:
 		b.WriteString(` INDEXED BY deliveries_seq WHERE space = ?1 AND`)
 	}
 	b.WriteString(` (seq, id) > (?2, ?3)`)
-	if len(p.Statuses) > 0 {
+	if len(p.Statuses) > 0 && !(p.Trigger != "" && stopped) {
 		b.WriteString(` AND status IN (SELECT value FROM json_each(?5))`)
 	}
 	b.WriteString(` ORDER BY seq, id LIMIT ?6`)
@@ -86,8 +91,20 @@ func (s *Store) DeliveryUpdate(ctx context.Context, u store.DeliveryUpdate) (sto
 // DeliveryStats counts a trigger's deliveries by status and finds the
 // creation time of its oldest open one.
 func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
+	return s.deliveryStats(ctx, sqlDeliveryStats, space, trigger)
+}
+
+// DeliveryBacklog counts a trigger's open deliveries by status and its
+// parked ones, and finds the creation time of its oldest open one.
+func (s *Store) DeliveryBacklog(ctx context.Context, space, trigger string) (store.DeliveryStats, error) {
+	return s.deliveryStats(ctx, sqlDeliveryBacklog, space, trigger)
+}
+
+// deliveryStats runs q, a statement answering (status, count, oldest
+// creation) rows, for one trigger.
+func (s *Store) deliveryStats(ctx context.Context, q, space, trigger string) (store.DeliveryStats, error) {
 	st := store.DeliveryStats{ByStatus: map[store.DeliveryStatus]int{}}
-	rows, err := s.rquery(ctx, sqlDeliveryStats, space, trigger)
+	rows, err := s.rquery(ctx, q, space, trigger)
 	if err != nil {
 		return st, wrap("delivery stats", err)
 	}
@@ -101,11 +118,9 @@ func (s *Store) DeliveryStats(ctx context.Context, space, trigger string) (store
 		if err := rows.Scan(&status, &n, &oldest); err != nil {
 			return st, wrap("delivery stats", err)
 		}
-		st.ByStatus[status] = n
-		if t := fromMicros(oldest); status.Open() && (st.OldestOpen.IsZero() || t.Before(st.OldestOpen)) {
-			st.OldestOpen = t
-		}
+		st.Add(status, n, fromMicros(oldest))
 	}
+	st.Settle()
 	return st, wrap("delivery stats", rows.Err())
 }
 

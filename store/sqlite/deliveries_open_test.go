@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // TestMigrateDeliveriesOpen: deliveries written before migration 0017
 // (the open deliveries' index keyed by status) are listed the same after
 // it: a trigger's open ones in (seq, id) order, read through the new
-// index, and its others through deliveries_trigger.
+// index, and its others through deliveries_trigger; and counted the
+// same after 0018 (the closed deliveries' index).
 func TestMigrateDeliveriesOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -73,6 +75,11 @@ FROM g CROSS JOIN (SELECT 't1' AS tr UNION ALL SELECT 't2') CROSS JOIN (SELECT '
 	if err != nil || len(done) != 240 {
 		t.Fatalf("succeeded of t1: %d, %v; want 240", len(done), err)
 	}
+	// Migration 0018 indexed the closed deliveries already there.
+	counts := map[store.DeliveryStatus]int{"succeeded": 240, "pending": 20, "running": 20, "retrying": 20}
+	if st, err := s.DeliveryStats(ctx, "s", "t1"); err != nil || !maps.Equal(st.ByStatus, counts) {
+		t.Fatalf("stats of t1: %v, %v; want %v", st.ByStatus, err, counts)
+	}
 }
 
 // BenchmarkOpenDeliveries lists a trigger's open deliveries as the
@@ -112,6 +119,48 @@ FROM g`)
 				ds, err := collect(rows, scanDelivery)
 				if err != nil || len(ds) != 100 {
 					b.Fatalf("listed %d, %v; want 100", len(ds), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDeliveryStats counts a trigger with 100,000 succeeded
+// deliveries, 10 pending and 10 parked: the statement before migration
+// 0018 (every delivery of the trigger read from the table) as the
+// baseline, DeliveryStats (open ones through deliveries_open, the others
+// from deliveries_stopped's entries) and DeliveryBacklog (the gauges':
+// open and parked only).
+func BenchmarkDeliveryStats(b *testing.B) {
+	ctx := context.Background()
+	s := storetest.Migrated(b, func(ctx context.Context) (*Store, error) {
+		return Open(ctx, filepath.Join(b.TempDir(), "eddy.db"))
+	})
+	_, err := s.direct().ExecContext(ctx, `
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 100020)
+INSERT INTO deliveries (`+deliveryCols+`)
+SELECT 's', 'd' || n, 't', n, 'task', 'e' || n,
+    CASE WHEN n > 100010 THEN 'parked' WHEN n > 100000 THEN 'pending' ELSE 'succeeded' END,
+    1, 0, '', 0, n, n
+FROM g`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const before = `SELECT status, count(*), min(created_at) FROM deliveries INDEXED BY deliveries_trigger
+WHERE space = ? AND trigger = ? GROUP BY status`
+	for _, tc := range []struct {
+		name, q string
+		want    int
+	}{{"before", before, 100020}, {"stats", sqlDeliveryStats, 100020}, {"backlog", sqlDeliveryBacklog, 20}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				st, err := s.deliveryStats(ctx, tc.q, "s", "t")
+				n := 0
+				for _, c := range st.ByStatus {
+					n += c
+				}
+				if err != nil || n != tc.want {
+					b.Fatalf("counted %d, %v; want %d", n, err, tc.want)
 				}
 			}
 		})

@@ -20,6 +20,11 @@ last_error, next_attempt_at, created_at, updated_at`
 // in the deliveries_open partial index so SQLite can use the index.
 const openStatuses = `('pending', 'running', 'retrying')`
 
+// stoppedWhere selects the stopped deliveries (store.DeliveryStatus.
+// Stopped); it is spelled exactly as in the deliveries_stopped partial
+// index so SQLite can use the index.
+const stoppedWhere = `status NOT IN ('pending', 'running', 'retrying', 'succeeded')`
+
 // The delivery and stance error statements name their index: without
 // ANALYZE statistics SQLite would rather walk a space's primary key
 // (TestTriggerPlans).
@@ -104,8 +109,23 @@ RETURNING ` + deliveryCols
 
 	sqlDeliveryExists = `SELECT count(*) FROM deliveries WHERE space = ? AND id = ?`
 
-	sqlDeliveryStats = `SELECT status, count(*), min(created_at) FROM deliveries INDEXED BY deliveries_trigger
-WHERE space = ? AND trigger = ? GROUP BY status`
+	// sqlOpenStats counts a trigger's open deliveries by status through
+	// deliveries_open and sqlStoppedStats its stopped ones through
+	// deliveries_stopped's entries. sqlDeliveryStats adds the count of
+	// all its deliveries (the row of status ''; deliveries_trigger's
+	// entries), which leaves the succeeded ones; sqlDeliveryBacklog the
+	// parked ones alone.
+	sqlOpenStats = `SELECT status, count(*), min(created_at) FROM deliveries INDEXED BY deliveries_open
+WHERE space = ?1 AND trigger = ?2 AND status IN ` + openStatuses + ` GROUP BY status`
+
+	sqlStoppedStats = `
+UNION ALL SELECT status, count(*), 0 FROM deliveries INDEXED BY deliveries_stopped
+WHERE space = ?1 AND trigger = ?2 AND ` + stoppedWhere
+
+	sqlDeliveryStats = sqlOpenStats + sqlStoppedStats + ` GROUP BY status
+UNION ALL SELECT '', count(*), 0 FROM deliveries INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?2`
+
+	sqlDeliveryBacklog = sqlOpenStats + sqlStoppedStats + ` AND status = 'parked' GROUP BY status`
 
 	sqlOpenThrough = `SELECT count(*) FROM deliveries INDEXED BY deliveries_open
 WHERE space = ?1 AND trigger = ?2 AND status IN ` + openStatuses + ` AND seq <= ?3`

@@ -212,6 +212,7 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 	h.advance("s2", store.Advance{Trigger: "t", Epoch: e2, From: 0, To: 10, Deliveries: []store.Delivery{in("s2", dl("t", "a", 1))}})
 	h.setStatus("c", store.DeliveryRunning)
 	h.setStatus("d", store.DeliveryFailed)
+	h.setStatus("b", store.DeliveryFailed)
 
 	pos := func(seq int64, id string) store.DeliveryPosition { return store.DeliveryPosition{Seq: seq, ID: id} }
 	cases := []struct {
@@ -221,10 +222,18 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 	}{
 		{"all", store.DeliveryListParams{}, []string{"a", "b", "e", "c", "f", "d"}},
 		{"trigger", store.DeliveryListParams{Trigger: "t"}, []string{"a", "b", "c", "d"}},
-		{"status", store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliveryPending}}, []string{"a", "b", "e", "f"}},
-		{"open", store.DeliveryListParams{Statuses: store.OpenDeliveryStatuses}, []string{"a", "b", "e", "c", "f"}},
+		{"status", store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliveryPending}}, []string{"a", "e", "f"}},
+		{"open", store.DeliveryListParams{Statuses: store.OpenDeliveryStatuses}, []string{"a", "e", "c", "f"}},
 		{"trigger and statuses", store.DeliveryListParams{Trigger: "t",
-			Statuses: []store.DeliveryStatus{store.DeliveryRunning, store.DeliveryFailed}}, []string{"c", "d"}},
+			Statuses: []store.DeliveryStatus{store.DeliveryRunning, store.DeliveryFailed}}, []string{"b", "c", "d"}},
+		{"trigger, one closed status", store.DeliveryListParams{Trigger: "t",
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed}}, []string{"b", "d"}},
+		{"trigger, one closed status, after", store.DeliveryListParams{Trigger: "t",
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed}, After: pos(2, "b")}, []string{"d"}},
+		{"trigger, one closed status, limit", store.DeliveryListParams{Trigger: "t",
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed}, Limit: 1}, []string{"b"}},
+		{"trigger, one closed status, none", store.DeliveryListParams{Trigger: "u",
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed}}, []string{}},
 		{"after a tie", store.DeliveryListParams{After: pos(2, "a")}, []string{"b", "e", "c", "f", "d"}},
 		{"after", store.DeliveryListParams{After: pos(5, "c")}, []string{"f", "d"}},
 		{"after, trigger", store.DeliveryListParams{Trigger: "u", After: pos(3, "e")}, []string{"f"}},
@@ -267,19 +276,33 @@ func testDeliveryStats(t *testing.T, open OpenFunc) {
 	h.init("s1", "t", 0)
 	h.init("s1", "u", 0)
 	e := h.lease("s1", "t", "p1", 0).Epoch
-	ds := []store.Delivery{dl("t", "a", 2), dl("t", "b", 3), dl("t", "c", 4), dl("t", "d", 5)}
-	for i, sec := range []int{20, 10, 30, 40} {
+	ds := []store.Delivery{dl("t", "a", 2), dl("t", "b", 3), dl("t", "c", 4), dl("t", "d", 5), dl("t", "e", 6), dl("t", "f", 7)}
+	for i, sec := range []int{20, 10, 30, 40, 50, 60} {
 		ds[i].CreatedAt = ts(sec)
 	}
 	h.advance("s1", store.Advance{Trigger: "t", Epoch: e, From: 0, To: 10, Deliveries: ds})
 	h.setStatus("b", store.DeliverySucceeded)
 	h.setStatus("d", store.DeliveryRetrying)
+	h.setStatus("e", store.DeliverySucceeded)
+	// Trigger u's deliveries, in the same space, count for u alone.
+	eu := h.lease("s1", "u", "p1", 0).Epoch
+	h.advance("s1", store.Advance{Trigger: "u", Epoch: eu, From: 0, To: 10, Deliveries: []store.Delivery{dl("u", "g", 2), dl("u", "h", 3)}})
+	h.setStatus("g", store.DeliveryParked)
+	h.setStatus("h", store.DeliverySucceeded)
 
+	// stats checks DeliveryStats and DeliveryBacklog (the same, less the
+	// finished statuses).
 	stats := func(what, trigger string, byStatus map[store.DeliveryStatus]int, oldest time.Time) {
 		t.Helper()
 		st, err := h.ts.DeliveryStats(h.ctx, "s1", trigger)
 		if err != nil || !maps.Equal(st.ByStatus, byStatus) || !sameTime(st.OldestOpen, oldest) {
 			t.Fatalf("%s: stats %+v, %v; want %v, oldest open %s", what, st, err, byStatus, oldest)
+		}
+		backlog := maps.Clone(byStatus)
+		maps.DeleteFunc(backlog, func(s store.DeliveryStatus, _ int) bool { return !s.Open() && s != store.DeliveryParked })
+		bl, err := h.ts.DeliveryBacklog(h.ctx, "s1", trigger)
+		if err != nil || !maps.Equal(bl.ByStatus, backlog) || !sameTime(bl.OldestOpen, oldest) {
+			t.Fatalf("%s: backlog %+v, %v; want %v, oldest open %s", what, bl, err, backlog, oldest)
 		}
 	}
 	openThrough := func(what string, through int64, want int) {
@@ -289,20 +312,24 @@ func testDeliveryStats(t *testing.T, open OpenFunc) {
 			t.Fatalf("%s: open through %d = %d, %v; want %d", what, through, n, err, want)
 		}
 	}
-	stats("mixed", "t", map[store.DeliveryStatus]int{"pending": 2, "succeeded": 1, "retrying": 1}, ts(20))
+	stats("mixed", "t", map[store.DeliveryStatus]int{"pending": 3, "succeeded": 2, "retrying": 1}, ts(20))
 	openThrough("mixed", 1, 0)
 	openThrough("mixed", 3, 1)
 	openThrough("mixed", 4, 2)
-	openThrough("mixed", 100, 3)
+	openThrough("mixed", 100, 4)
 
 	h.setStatus("a", store.DeliveryDiscarded)
-	stats("oldest discarded", "t", map[store.DeliveryStatus]int{"pending": 1, "succeeded": 1, "retrying": 1, "discarded": 1}, ts(30))
+	stats("oldest discarded", "t", map[store.DeliveryStatus]int{"pending": 2, "succeeded": 2, "retrying": 1, "discarded": 1}, ts(30))
 	openThrough("oldest discarded", 3, 0)
 	h.setStatus("c", store.DeliveryFailed)
 	h.setStatus("d", store.DeliveryParked)
-	stats("none open", "t", map[store.DeliveryStatus]int{"succeeded": 1, "discarded": 1, "failed": 1, "parked": 1}, time.Time{})
+	h.setStatus("f", store.DeliveryParked)
+	stats("none open", "t", map[store.DeliveryStatus]int{"succeeded": 2, "discarded": 1, "failed": 1, "parked": 2}, time.Time{})
 	openThrough("none open", 100, 0)
-	stats("no deliveries", "u", map[store.DeliveryStatus]int{}, time.Time{})
+	h.setStatus("d", store.DeliveryPending)
+	stats("parked retried", "t", map[store.DeliveryStatus]int{"pending": 1, "succeeded": 2, "discarded": 1, "failed": 1, "parked": 1}, ts(40))
+	stats("another trigger", "u", map[store.DeliveryStatus]int{"parked": 1, "succeeded": 1}, time.Time{})
+	stats("no deliveries", "v", map[store.DeliveryStatus]int{}, time.Time{})
 }
 
 func testTriggerPrune(t *testing.T, open OpenFunc) {
