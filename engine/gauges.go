@@ -55,7 +55,7 @@ func (e *Engine) Gauges(ctx context.Context) []Gauge {
 		if o.change {
 			g.Lag = max(head-o.cursor, 0)
 		}
-		if stats, err := e.st.DeliveryStats(ctx, o.space, o.name); err == nil {
+		if stats, err := e.st.DeliveryBacklog(ctx, o.space, o.name); err == nil {
 			for _, s := range store.OpenDeliveryStatuses {
 				g.Open += stats.ByStatus[s]
 			}
