@@ -58,6 +58,18 @@ func OnlyOpen(statuses []DeliveryStatus) bool {
 // listed without reading a trigger's succeeded ones.
 func (s DeliveryStatus) Stopped() bool { return !s.Open() && s != DeliverySucceeded }
 
+// OnlyStopped reports whether statuses is not empty and every one is
+// stopped (see Stopped): such a listing reads the stopped deliveries'
+// indexes alone.
+func OnlyStopped(statuses []DeliveryStatus) bool {
+	for _, st := range statuses {
+		if !st.Stopped() {
+			return false
+		}
+	}
+	return len(statuses) > 0
+}
+
 // OneStopped reports the status when statuses is a single stopped status
 // (see Stopped): a trigger's deliveries of it are listed through the
 // stopped deliveries' index.

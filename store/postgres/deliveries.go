@@ -30,8 +30,8 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 // its condition only when set, so every variant's cached plan can use the
 // index that fits it; a filter on open statuses only also names them
 // literally, which lets the planner use the partial index of open
-// deliveries, and one on a single stopped status spells the partial
-// index of stopped ones' condition too.
+// deliveries, and one on stopped statuses only spells the condition of
+// the partial indexes of stopped ones.
 func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT " + deliveryColumns + ` FROM deliveries
@@ -49,6 +49,8 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
 		if store.OnlyOpen(p.Statuses) {
 			b.WriteString(" AND status IN " + openStatusesSQL)
+		} else if store.OnlyStopped(p.Statuses) {
+			b.WriteString(" AND " + stoppedWhereSQL)
 		}
 	}
 	b.WriteString(" ORDER BY seq, id LIMIT $4")

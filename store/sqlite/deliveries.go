@@ -39,8 +39,9 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 // deliveryListQuery is the listing statement for p's filters: one shape
 // per combination, so each can use its index (deliveries_open for a
 // trigger's open deliveries, deliveries_stopped for its deliveries of one
-// stopped status, deliveries_trigger for its others, deliveries_seq
-// without a trigger).
+// stopped status, deliveries_stopped_seq for other listings of stopped
+// statuses only, deliveries_trigger for a trigger's others,
+// deliveries_seq for the rest).
 func deliveryListQuery(p *store.DeliveryListParams) string {
 	var b strings.Builder
 	_, stopped := store.OneStopped(p.Statuses)
@@ -51,6 +52,11 @@ func deliveryListQuery(p *store.DeliveryListParams) string {
 	case p.Trigger != "" && stopped:
 		b.WriteString(` INDEXED BY deliveries_stopped WHERE space = ?1 AND trigger = ?4 AND ` + stoppedWhere +
 			` AND status = json_extract(?5, '$[0]') AND`)
+	case store.OnlyStopped(p.Statuses):
+		b.WriteString(` INDEXED BY deliveries_stopped_seq WHERE space = ?1 AND ` + stoppedWhere + ` AND`)
+		if p.Trigger != "" {
+			b.WriteString(` trigger = ?4 AND`)
+		}
 	case p.Trigger != "":
 		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
 	default:

@@ -213,6 +213,7 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 	h.setStatus("c", store.DeliveryRunning)
 	h.setStatus("d", store.DeliveryFailed)
 	h.setStatus("b", store.DeliveryFailed)
+	h.setStatus("e", store.DeliveryParked)
 
 	pos := func(seq int64, id string) store.DeliveryPosition { return store.DeliveryPosition{Seq: seq, ID: id} }
 	cases := []struct {
@@ -222,18 +223,26 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 	}{
 		{"all", store.DeliveryListParams{}, []string{"a", "b", "e", "c", "f", "d"}},
 		{"trigger", store.DeliveryListParams{Trigger: "t"}, []string{"a", "b", "c", "d"}},
-		{"status", store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliveryPending}}, []string{"a", "e", "f"}},
-		{"open", store.DeliveryListParams{Statuses: store.OpenDeliveryStatuses}, []string{"a", "e", "c", "f"}},
+		{"status", store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliveryPending}}, []string{"a", "f"}},
+		{"open", store.DeliveryListParams{Statuses: store.OpenDeliveryStatuses}, []string{"a", "c", "f"}},
 		{"trigger and statuses", store.DeliveryListParams{Trigger: "t",
 			Statuses: []store.DeliveryStatus{store.DeliveryRunning, store.DeliveryFailed}}, []string{"b", "c", "d"}},
-		{"trigger, one closed status", store.DeliveryListParams{Trigger: "t",
+		{"trigger, one stopped status", store.DeliveryListParams{Trigger: "t",
 			Statuses: []store.DeliveryStatus{store.DeliveryFailed}}, []string{"b", "d"}},
-		{"trigger, one closed status, after", store.DeliveryListParams{Trigger: "t",
+		{"trigger, one stopped status, after", store.DeliveryListParams{Trigger: "t",
 			Statuses: []store.DeliveryStatus{store.DeliveryFailed}, After: pos(2, "b")}, []string{"d"}},
-		{"trigger, one closed status, limit", store.DeliveryListParams{Trigger: "t",
+		{"trigger, one stopped status, limit", store.DeliveryListParams{Trigger: "t",
 			Statuses: []store.DeliveryStatus{store.DeliveryFailed}, Limit: 1}, []string{"b"}},
-		{"trigger, one closed status, none", store.DeliveryListParams{Trigger: "u",
+		{"trigger, one stopped status, none", store.DeliveryListParams{Trigger: "u",
 			Statuses: []store.DeliveryStatus{store.DeliveryFailed}}, []string{}},
+		{"trigger, stopped statuses", store.DeliveryListParams{Trigger: "t",
+			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryFailed}, After: pos(2, "a")}, []string{"b", "d"}},
+		{"stopped statuses", store.DeliveryListParams{
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed, store.DeliveryParked}}, []string{"b", "e", "d"}},
+		{"stopped statuses, limit", store.DeliveryListParams{
+			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryFailed}, Limit: 2}, []string{"b", "e"}},
+		{"stopped statuses, after", store.DeliveryListParams{
+			Statuses: []store.DeliveryStatus{store.DeliveryFailed}, After: pos(2, "b")}, []string{"d"}},
 		{"after a tie", store.DeliveryListParams{After: pos(2, "a")}, []string{"b", "e", "c", "f", "d"}},
 		{"after", store.DeliveryListParams{After: pos(5, "c")}, []string{"f", "d"}},
 		{"after, trigger", store.DeliveryListParams{Trigger: "u", After: pos(3, "e")}, []string{"f"}},

@@ -10,3 +10,9 @@
 -- end, get no entry. Queries spell the same NOT IN list.
 CREATE INDEX deliveries_stopped_idx ON deliveries (space, trigger, status, seq, id)
     WHERE status NOT IN ('pending', 'running', 'retrying', 'succeeded');
+
+-- A space's stopped deliveries in listing order, for listings of stopped
+-- statuses across triggers (the console's parked chains, bulk retries
+-- of failed ones).
+CREATE INDEX deliveries_stopped_seq_idx ON deliveries (space, seq, id)
+    WHERE status NOT IN ('pending', 'running', 'retrying', 'succeeded');

@@ -16,3 +16,10 @@
 -- spell the same NOT IN list for SQLite to use the index.
 CREATE INDEX deliveries_stopped ON deliveries (space, trigger, status, seq, id)
     WHERE status NOT IN ('pending', 'running', 'retrying', 'succeeded');
+
+-- A space's stopped deliveries in listing order, for listings of stopped
+-- statuses across triggers (the console's parked chains, bulk retries
+-- of failed ones): they read the stopped entries alone instead of
+-- walking every delivery of the space.
+CREATE INDEX deliveries_stopped_seq ON deliveries (space, seq, id)
+    WHERE status NOT IN ('pending', 'running', 'retrying', 'succeeded');
