@@ -79,12 +79,13 @@ func staleEntities(t *testing.T, s *Store) {
 	}
 }
 
-// TestDeliveryClosedPlans: the gauges' statement reads a trigger's open
-// deliveries through deliveries_open_idx and its parked ones through
-// deliveries_stopped_idx, never the finished ones, and a listing of a
-// trigger's parked ones reads them in order from it: checked on a
-// trigger with 100,000 succeeded deliveries, 10 open and 10 parked.
-func TestDeliveryClosedPlans(t *testing.T) {
+// TestDeliveryBacklogPlans: on a trigger with 100,000 succeeded
+// deliveries, 10 pending and 10 parked, the gauges' statement reads the
+// open ones through deliveries_open_idx and the parked ones through
+// deliveries_stopped_idx, never the succeeded ones; and listings of
+// stopped statuses (of the trigger, or across triggers) read a stopped
+// deliveries' index in order, and of open ones deliveries_open_idx.
+func TestDeliveryBacklogPlans(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
@@ -106,6 +107,11 @@ func TestDeliveryClosedPlans(t *testing.T) {
 		plan = explain(t, s, mode, q, args)
 		if !strings.Contains(plan, "Index Scan using deliveries_stopped_seq_idx") || strings.Contains(plan, "Sort") {
 			t.Errorf("%s: a space's parked and failed deliveries are not listed in order from deliveries_stopped_seq_idx:\n%s", mode, plan)
+		}
+		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{store.DeliveryPending}, Limit: 5})
+		plan = explain(t, s, mode, q, args)
+		if !strings.Contains(plan, "deliveries_open_idx") {
+			t.Errorf("%s: a space's pending deliveries are not read from deliveries_open_idx:\n%s", mode, plan)
 		}
 	}
 	want := map[store.DeliveryStatus]int{"pending": 10, "parked": 10}

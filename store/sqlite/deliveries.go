@@ -41,6 +41,7 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 // trigger's open deliveries, deliveries_stopped for its deliveries of one
 // stopped status, deliveries_stopped_seq for other listings of stopped
 // statuses only, deliveries_trigger for a trigger's others,
+// deliveries_open again across triggers for open statuses only,
 // deliveries_seq for the rest).
 func deliveryListQuery(p *store.DeliveryListParams) string {
 	var b strings.Builder
@@ -59,6 +60,10 @@ func deliveryListQuery(p *store.DeliveryListParams) string {
 		}
 	case p.Trigger != "":
 		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
+	case store.OnlyOpen(p.Statuses):
+		// Across triggers, the open entries are read and sorted: the
+		// backlog, not the space's history.
+		b.WriteString(` INDEXED BY deliveries_open WHERE space = ?1 AND status IN ` + openStatuses + ` AND`)
 	default:
 		b.WriteString(` INDEXED BY deliveries_seq WHERE space = ?1 AND`)
 	}

@@ -157,28 +157,36 @@ WHERE space = ? AND trigger = ? GROUP BY status`
 
 // BenchmarkListParked lists a space's parked deliveries as the console's
 // Deliveries page does (no trigger, pages of 100) among fillDeliveries'
-// 100,000 succeeded ones: through deliveries_seq, the listing before
-// migration 0018, which walked every delivery of the space, and through
-// deliveries_stopped_seq.
+// 100,000 succeeded ones, and its pending ones the same way: through
+// deliveries_seq, the listing before this round, which walked every
+// delivery of the space, and through deliveries_stopped_seq (parked) or
+// deliveries_open (pending).
 func BenchmarkListParked(b *testing.B) {
 	ctx := context.Background()
 	s := fillDeliveries(b)
-	p := store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{store.DeliveryParked}, Limit: 100}
-	after := deliveryListQuery(&p)
-	before := strings.Replace(strings.Replace(after, "deliveries_stopped_seq", "deliveries_seq", 1), " AND "+stoppedWhere, "", 1)
-	for _, tc := range []struct{ name, q string }{{"index=deliveries_seq", before}, {"index=deliveries_stopped_seq", after}} {
-		b.Run(tc.name, func(b *testing.B) {
-			for b.Loop() {
-				rows, err := s.rquery(ctx, tc.q, p.Space, 0, "", "", `["parked"]`, p.Limit)
-				if err != nil {
-					b.Fatal(err)
+	for _, status := range []store.DeliveryStatus{store.DeliveryParked, store.DeliveryPending} {
+		p := store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{status}, Limit: 100}
+		q := deliveryListQuery(&p)
+		index := "deliveries_stopped_seq"
+		before := strings.Replace(strings.Replace(q, index, "deliveries_seq", 1), " AND "+stoppedWhere, "", 1)
+		if status.Open() {
+			index = "deliveries_open"
+			before = strings.Replace(strings.Replace(q, index, "deliveries_seq", 1), " AND status IN "+openStatuses, "", 1)
+		}
+		for _, tc := range []struct{ index, q string }{{"deliveries_seq", before}, {index, q}} {
+			b.Run(fmt.Sprintf("status=%s/index=%s", status, tc.index), func(b *testing.B) {
+				for b.Loop() {
+					rows, err := s.rquery(ctx, tc.q, p.Space, 0, "", "", `["`+string(status)+`"]`, p.Limit)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ds, err := collect(rows, scanDelivery)
+					if err != nil || len(ds) != 10 {
+						b.Fatalf("listed %d, %v; want 10", len(ds), err)
+					}
 				}
-				ds, err := collect(rows, scanDelivery)
-				if err != nil || len(ds) != 10 {
-					b.Fatalf("listed %d, %v; want 10", len(ds), err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

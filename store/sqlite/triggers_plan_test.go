@@ -10,7 +10,8 @@ import (
 
 // TestTriggerPlans checks, on loaded tables and before and after
 // ANALYZE, that each delivery and stance error statement searches the
-// index meant for it and that listings do not sort.
+// index meant for it and that listings do not sort (but for open
+// deliveries across triggers, which sorts the open entries alone).
 func TestTriggerPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -26,6 +27,8 @@ func TestTriggerPlans(t *testing.T) {
 			"deliveries USING INDEX deliveries_seq (space=? AND (seq,id)>(?,?))"},
 		{"list statuses", list(store.DeliveryListParams{Statuses: []store.DeliveryStatus{"failed", "pending"}}), []any{"s", 1, "", "", `["failed","pending"]`, 10},
 			"deliveries USING INDEX deliveries_seq (space=? AND (seq,id)>(?,?))"},
+		{"list open", list(store.DeliveryListParams{Statuses: []store.DeliveryStatus{"pending", "retrying"}}), []any{"s", 1, "", "", `["pending","retrying"]`, 10},
+			"deliveries USING INDEX deliveries_open (space=?)"},
 		{"list stopped", list(store.DeliveryListParams{Statuses: []store.DeliveryStatus{"failed", "parked"}}), []any{"s", 1, "", "", `["failed","parked"]`, 10},
 			"deliveries USING INDEX deliveries_stopped_seq (space=? AND (seq,id)>(?,?))"},
 		{"list trigger stopped", list(store.DeliveryListParams{Trigger: "t", Statuses: []store.DeliveryStatus{"failed", "parked"}}),
@@ -70,7 +73,7 @@ func TestTriggerPlans(t *testing.T) {
 			if !strings.Contains(plan, "SEARCH "+tc.want) {
 				t.Errorf("analyzed=%t/%s: want SEARCH %s, got:\n%s", analyzed, tc.name, tc.want, plan)
 			}
-			if strings.HasPrefix(tc.name, "list") && strings.Contains(plan, "TEMP B-TREE") {
+			if strings.HasPrefix(tc.name, "list") && tc.name != "list open" && strings.Contains(plan, "TEMP B-TREE") {
 				t.Errorf("analyzed=%t/%s: listing sorts:\n%s", analyzed, tc.name, plan)
 			}
 		}
