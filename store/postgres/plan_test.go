@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/storetest"
 )
 
 // TestEntityUpdatesProbeKey holds the statement that writes several
@@ -150,28 +151,14 @@ func BenchmarkDeliveryStats(b *testing.B) {
 	fillDeliveries(b, s)
 	const before = `SELECT status, count(*), min(created_at) FROM deliveries
 		WHERE space = $1 AND trigger = $2 GROUP BY status`
-	for _, tc := range []struct {
-		name, q string
-		want    int
-	}{{"before", before, 100020}, {"stats", deliveryStatsSQL, 100020}, {"backlog", deliveryBacklogSQL, 20}} {
-		b.Run(tc.name, func(b *testing.B) {
-			for b.Loop() {
-				st, err := s.deliveryStats(ctx, tc.q, "s", "t")
-				if n := sum(st.ByStatus); err != nil || n != tc.want {
-					b.Fatalf("counted %d, %v; want %d", n, err, tc.want)
-				}
-			}
-		})
+	stats := func(q string) func() (store.DeliveryStats, error) {
+		return func() (store.DeliveryStats, error) { return s.deliveryStats(ctx, q, "s", "t") }
 	}
-}
-
-// sum adds up counts by status.
-func sum(m map[store.DeliveryStatus]int) int {
-	n := 0
-	for _, c := range m {
-		n += c
-	}
-	return n
+	storetest.BenchDeliveryStats(b, []storetest.StatsCase{
+		{Name: "before", Want: 100020, Run: stats(before)},
+		{Name: "stats", Want: 100020, Run: stats(deliveryStatsSQL)},
+		{Name: "backlog", Want: 20, Run: stats(deliveryBacklogSQL)},
+	})
 }
 
 // BenchmarkListParked lists a space's parked deliveries as the console's

@@ -136,23 +136,14 @@ func BenchmarkDeliveryStats(b *testing.B) {
 	s := fillDeliveries(b)
 	const before = `SELECT status, count(*), min(created_at) FROM deliveries INDEXED BY deliveries_trigger
 WHERE space = ? AND trigger = ? GROUP BY status`
-	for _, tc := range []struct {
-		name, q string
-		want    int
-	}{{"before", before, 100020}, {"stats", sqlDeliveryStats, 100020}, {"backlog", sqlDeliveryBacklog, 20}} {
-		b.Run(tc.name, func(b *testing.B) {
-			for b.Loop() {
-				st, err := s.deliveryStats(ctx, tc.q, "s", "t")
-				n := 0
-				for _, c := range st.ByStatus {
-					n += c
-				}
-				if err != nil || n != tc.want {
-					b.Fatalf("counted %d, %v; want %d", n, err, tc.want)
-				}
-			}
-		})
+	stats := func(q string) func() (store.DeliveryStats, error) {
+		return func() (store.DeliveryStats, error) { return s.deliveryStats(ctx, q, "s", "t") }
 	}
+	storetest.BenchDeliveryStats(b, []storetest.StatsCase{
+		{Name: "before", Want: 100020, Run: stats(before)},
+		{Name: "stats", Want: 100020, Run: stats(sqlDeliveryStats)},
+		{Name: "backlog", Want: 20, Run: stats(sqlDeliveryBacklog)},
+	})
 }
 
 // BenchmarkListParked lists a space's parked deliveries as the console's
