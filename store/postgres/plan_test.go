@@ -151,14 +151,9 @@ func BenchmarkDeliveryStats(b *testing.B) {
 	fillDeliveries(b, s)
 	const before = `SELECT status, count(*), min(created_at) FROM deliveries
 		WHERE space = $1 AND trigger = $2 GROUP BY status`
-	stats := func(q string) func() (store.DeliveryStats, error) {
-		return func() (store.DeliveryStats, error) { return s.deliveryStats(ctx, q, "s", "t") }
-	}
-	storetest.BenchDeliveryStats(b, []storetest.StatsCase{
-		{Name: "before", Want: 100020, Run: stats(before)},
-		{Name: "stats", Want: 100020, Run: stats(deliveryStatsSQL)},
-		{Name: "backlog", Want: 20, Run: stats(deliveryBacklogSQL)},
-	})
+	storetest.BenchDeliveryStats(b, func(q string) (store.DeliveryStats, error) {
+		return s.deliveryStats(ctx, q, "s", "t")
+	}, before, deliveryStatsSQL, deliveryBacklogSQL)
 }
 
 // BenchmarkListParked lists a space's parked deliveries as the console's

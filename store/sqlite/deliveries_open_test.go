@@ -136,14 +136,9 @@ func BenchmarkDeliveryStats(b *testing.B) {
 	s := fillDeliveries(b)
 	const before = `SELECT status, count(*), min(created_at) FROM deliveries INDEXED BY deliveries_trigger
 WHERE space = ? AND trigger = ? GROUP BY status`
-	stats := func(q string) func() (store.DeliveryStats, error) {
-		return func() (store.DeliveryStats, error) { return s.deliveryStats(ctx, q, "s", "t") }
-	}
-	storetest.BenchDeliveryStats(b, []storetest.StatsCase{
-		{Name: "before", Want: 100020, Run: stats(before)},
-		{Name: "stats", Want: 100020, Run: stats(sqlDeliveryStats)},
-		{Name: "backlog", Want: 20, Run: stats(sqlDeliveryBacklog)},
-	})
+	storetest.BenchDeliveryStats(b, func(q string) (store.DeliveryStats, error) {
+		return s.deliveryStats(ctx, q, "s", "t")
+	}, before, sqlDeliveryStats, sqlDeliveryBacklog)
 }
 
 // BenchmarkListParked lists a space's parked deliveries as the console's

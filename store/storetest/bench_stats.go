@@ -6,27 +6,26 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// StatsCase is one statement of a driver's BenchmarkDeliveryStats: run
-// counts a trigger's deliveries, and the counts must add up to Want.
-type StatsCase struct {
-	Name string
-	Want int
-	Run  func() (store.DeliveryStats, error)
-}
-
-// BenchDeliveryStats runs each case as a sub-benchmark, checking its
-// counts on every call.
-func BenchDeliveryStats(b *testing.B, cases []StatsCase) {
-	for _, tc := range cases {
-		b.Run(tc.Name, func(b *testing.B) {
+// BenchDeliveryStats runs a driver's three count statements as
+// sub-benchmarks on a trigger with 100,000 succeeded deliveries, 10
+// pending and 10 parked (the driver fills it): before, the statement
+// that counted every delivery; stats, DeliveryStats's; backlog,
+// DeliveryBacklog's (the open and parked ones alone). run executes one
+// statement; every call's counts are checked.
+func BenchDeliveryStats(b *testing.B, run func(q string) (store.DeliveryStats, error), before, stats, backlog string) {
+	for _, tc := range []struct {
+		name, q string
+		want    int
+	}{{"before", before, 100020}, {"stats", stats, 100020}, {"backlog", backlog, 20}} {
+		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				st, err := tc.Run()
+				st, err := run(tc.q)
 				n := 0
 				for _, c := range st.ByStatus {
 					n += c
 				}
-				if err != nil || n != tc.Want {
-					b.Fatalf("counted %d, %v; want %d", n, err, tc.Want)
+				if err != nil || n != tc.want {
+					b.Fatalf("counted %d, %v; want %d", n, err, tc.want)
 				}
 			}
 		})
