@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,10 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 // its condition only when set, so every variant's cached plan can use the
 // index that fits it; a filter on open statuses only also names them
 // literally, which lets the planner use the partial index of open
-// deliveries, and one on stopped statuses only spells the condition of
-// the partial indexes of stopped ones.
+// deliveries, one on stopped statuses only spells the condition of the
+// partial indexes of stopped ones, and one on both kinds (a bulk
+// discard) spells both, so the planner can read the two kinds of partial
+// index and leave the succeeded deliveries alone.
 func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT " + deliveryColumns + ` FROM deliveries
@@ -51,6 +54,8 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 			b.WriteString(" AND status IN " + openStatusesSQL)
 		} else if store.OnlyStopped(p.Statuses) {
 			b.WriteString(" AND " + stoppedWhereSQL)
+		} else if !slices.Contains(p.Statuses, store.DeliverySucceeded) {
+			b.WriteString(" AND (status IN " + openStatusesSQL + " OR " + stoppedWhereSQL + ")")
 		}
 	}
 	b.WriteString(" ORDER BY seq, id LIMIT $4")

@@ -109,6 +109,13 @@ func TestDeliveryBacklogPlans(t *testing.T) {
 		if !strings.Contains(plan, "Index Scan using deliveries_stopped_seq_idx") || strings.Contains(plan, "Sort") {
 			t.Errorf("%s: a space's parked and failed deliveries are not listed in order from deliveries_stopped_seq_idx:\n%s", mode, plan)
 		}
+		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{
+			store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}, Limit: 5})
+		plan = explain(t, s, mode, q, args)
+		if !strings.Contains(plan, "deliveries_open_idx") || !strings.Contains(plan, "deliveries_stopped_") ||
+			strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "deliveries_seq_idx") {
+			t.Errorf("%s: a space's open and stopped deliveries are not read from their partial indexes:\n%s", mode, plan)
+		}
 		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{store.DeliveryPending}, Limit: 5})
 		plan = explain(t, s, mode, q, args)
 		if !strings.Contains(plan, "deliveries_open_idx") {
@@ -156,31 +163,46 @@ func BenchmarkDeliveryStats(b *testing.B) {
 	}, before, deliveryStatsSQL, deliveryBacklogSQL)
 }
 
-// BenchmarkListParked lists a space's parked deliveries as the console's
-// Deliveries page does (no trigger, pages of 100) among fillDeliveries'
-// 100,000 succeeded ones: with the stopped deliveries' indexes, then
-// without them (dropped), as before migration 0018.
+// BenchmarkListParked lists a space's deliveries of some statuses as
+// the console's Deliveries page and a bulk discard do (no trigger, pages
+// of 100) among fillDeliveries' 100,000 succeeded ones: with the stopped
+// deliveries' indexes, then as before migration 0018 (those indexes
+// dropped, the statement without the conditions that let the planner
+// use them).
 func BenchmarkListParked(b *testing.B) {
 	ctx := context.Background()
 	s := openStore(b)
 	fillDeliveries(b, s)
-	q, args := deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{store.DeliveryParked}, Limit: 100})
-	for _, tc := range []struct{ name, setup string }{
-		{"indexes=stopped", ""},
-		{"indexes=before", "DROP INDEX deliveries_stopped_idx, deliveries_stopped_seq_idx"},
-	} {
-		if tc.setup != "" {
-			if _, err := s.pool.Exec(ctx, tc.setup); err != nil {
+	cases := []struct {
+		name     string
+		statuses []store.DeliveryStatus
+		want     int
+	}{
+		{"parked", []store.DeliveryStatus{store.DeliveryParked}, 10},
+		{"discard", []store.DeliveryStatus{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}, 20},
+	}
+	for _, before := range []bool{false, true} {
+		if before {
+			if _, err := s.pool.Exec(ctx, "DROP INDEX deliveries_stopped_idx, deliveries_stopped_seq_idx"); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.Run(tc.name, func(b *testing.B) {
-			for b.Loop() {
-				ds, err := s.queryDeliveries(ctx, "list", q, args...)
-				if err != nil || len(ds) != 10 {
-					b.Fatalf("listed %d, %v; want 10", len(ds), err)
-				}
+		for _, tc := range cases {
+			q, args := deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: tc.statuses, Limit: 100})
+			name := "indexes=stopped"
+			if before {
+				q = strings.Replace(q, " AND (status IN "+openStatusesSQL+" OR "+stoppedWhereSQL+")", "", 1)
+				q = strings.Replace(q, " AND "+stoppedWhereSQL, "", 1)
+				name = "indexes=before"
 			}
-		})
+			b.Run("status="+tc.name+"/"+name, func(b *testing.B) {
+				for b.Loop() {
+					ds, err := s.queryDeliveries(ctx, "list", q, args...)
+					if err != nil || len(ds) != tc.want {
+						b.Fatalf("listed %d, %v; want %d", len(ds), err, tc.want)
+					}
+				}
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/eddy-run/eddy/store"
@@ -36,43 +37,57 @@ func (s *Store) DeliveryList(ctx context.Context, p store.DeliveryListParams) ([
 	return out, wrap("list deliveries", err)
 }
 
-// deliveryListQuery is the listing statement for p's filters: one shape
-// per combination, so each can use its index (deliveries_open for a
-// trigger's open deliveries, deliveries_stopped for its deliveries of one
-// stopped status, deliveries_stopped_seq for other listings of stopped
-// statuses only, deliveries_trigger for a trigger's others,
-// deliveries_open again across triggers for open statuses only,
-// deliveries_seq for the rest).
+// deliveryListQuery is the listing statement for p's filters. Each shape
+// reads the index that holds what it lists, so a listing costs what it
+// can return, not the space's history:
+//   - a trigger's open deliveries: deliveries_open, in order;
+//   - a trigger's deliveries of one stopped status: deliveries_stopped,
+//     in order;
+//   - stopped statuses only: deliveries_stopped_seq, in order;
+//   - open statuses only, across triggers: deliveries_open, sorted;
+//   - open and stopped statuses, not succeeded: both, merged and sorted
+//     (a bulk discard);
+//   - a trigger's others: deliveries_trigger; the rest: deliveries_seq.
 func deliveryListQuery(p *store.DeliveryListParams) string {
 	var b strings.Builder
-	_, stopped := store.OneStopped(p.Statuses)
-	b.WriteString(`SELECT ` + deliveryCols + ` FROM deliveries`)
-	switch {
-	case p.Trigger != "" && store.OnlyOpen(p.Statuses):
-		b.WriteString(` INDEXED BY deliveries_open WHERE space = ?1 AND trigger = ?4 AND status IN ` + openStatuses + ` AND`)
-	case p.Trigger != "" && stopped:
-		b.WriteString(` INDEXED BY deliveries_stopped WHERE space = ?1 AND trigger = ?4 AND ` + stoppedWhere +
-			` AND status = json_extract(?5, '$[0]') AND`)
-	case store.OnlyStopped(p.Statuses):
-		b.WriteString(` INDEXED BY deliveries_stopped_seq WHERE space = ?1 AND ` + stoppedWhere + ` AND`)
-		if p.Trigger != "" {
-			b.WriteString(` trigger = ?4 AND`)
+	for i, from := range deliverySources(p) {
+		if i > 0 {
+			b.WriteString("\nUNION ALL ")
 		}
-	case p.Trigger != "":
-		b.WriteString(` INDEXED BY deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`)
-	case store.OnlyOpen(p.Statuses):
-		// Across triggers, the open entries are read and sorted: the
-		// backlog, not the space's history.
-		b.WriteString(` INDEXED BY deliveries_open WHERE space = ?1 AND status IN ` + openStatuses + ` AND`)
-	default:
-		b.WriteString(` INDEXED BY deliveries_seq WHERE space = ?1 AND`)
-	}
-	b.WriteString(` (seq, id) > (?2, ?3)`)
-	if len(p.Statuses) > 0 && !(p.Trigger != "" && stopped) {
-		b.WriteString(` AND status IN (SELECT value FROM json_each(?5))`)
+		b.WriteString(`SELECT ` + deliveryCols + ` FROM deliveries INDEXED BY ` + from + ` (seq, id) > (?2, ?3)`)
+		if len(p.Statuses) > 0 {
+			b.WriteString(` AND status IN (SELECT value FROM json_each(?5))`)
+		}
 	}
 	b.WriteString(` ORDER BY seq, id LIMIT ?6`)
 	return b.String()
+}
+
+// deliverySources returns the index and conditions (ending in AND) of
+// each part of p's listing: one, or two whose union is sorted.
+func deliverySources(p *store.DeliveryListParams) []string {
+	trigger := ""
+	if p.Trigger != "" {
+		trigger = ` AND trigger = ?4`
+	}
+	open := `deliveries_open WHERE space = ?1` + trigger + ` AND status IN ` + openStatuses + ` AND`
+	stoppedSeq := `deliveries_stopped_seq WHERE space = ?1` + trigger + ` AND ` + stoppedWhere + ` AND`
+	_, oneStopped := store.OneStopped(p.Statuses)
+	switch {
+	case store.OnlyOpen(p.Statuses):
+		return []string{open}
+	case p.Trigger != "" && oneStopped:
+		return []string{`deliveries_stopped WHERE space = ?1 AND trigger = ?4 AND ` + stoppedWhere +
+			` AND status = json_extract(?5, '$[0]') AND`}
+	case store.OnlyStopped(p.Statuses):
+		return []string{stoppedSeq}
+	case len(p.Statuses) > 0 && !slices.Contains(p.Statuses, store.DeliverySucceeded):
+		return []string{open, stoppedSeq}
+	case p.Trigger != "":
+		return []string{`deliveries_trigger WHERE space = ?1 AND trigger = ?4 AND`}
+	default:
+		return []string{`deliveries_seq WHERE space = ?1 AND`}
+	}
 }
 
 // DeliveriesAt returns every delivery caused by the row seq, ordered by

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/eddy-run/eddy/store"
+	"github.com/eddy-run/eddy/store/internal/rowcodec"
 	"github.com/eddy-run/eddy/store/storetest"
 )
 
@@ -141,34 +142,41 @@ WHERE space = ? AND trigger = ? GROUP BY status`
 	}, before, sqlDeliveryStats, sqlDeliveryBacklog)
 }
 
-// BenchmarkListParked lists a space's parked deliveries as the console's
-// Deliveries page does (no trigger, pages of 100) among fillDeliveries'
-// 100,000 succeeded ones, and its pending ones the same way: through
+// BenchmarkListParked lists a space's deliveries of some statuses as
+// the console's Deliveries page and a bulk discard do (no trigger, pages
+// of 100) among fillDeliveries' 100,000 succeeded ones: through
 // deliveries_seq, the listing before this round, which walked every
-// delivery of the space, and through deliveries_stopped_seq (parked) or
-// deliveries_open (pending).
+// delivery of the space, and through the indexes of what they list
+// (deliveries_stopped_seq for parked ones, deliveries_open for pending
+// ones, both for a discard's statuses).
 func BenchmarkListParked(b *testing.B) {
 	ctx := context.Background()
 	s := fillDeliveries(b)
-	for _, status := range []store.DeliveryStatus{store.DeliveryParked, store.DeliveryPending} {
-		p := store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{status}, Limit: 100}
-		q := deliveryListQuery(&p)
-		index := "deliveries_stopped_seq"
-		before := strings.Replace(strings.Replace(q, index, "deliveries_seq", 1), " AND "+stoppedWhere, "", 1)
-		if status.Open() {
-			index = "deliveries_open"
-			before = strings.Replace(strings.Replace(q, index, "deliveries_seq", 1), " AND status IN "+openStatuses, "", 1)
+	walk := deliveryListQuery(&store.DeliveryListParams{Statuses: []store.DeliveryStatus{store.DeliverySucceeded}})
+	for _, tc := range []struct {
+		name     string
+		statuses []store.DeliveryStatus
+		want     int
+	}{
+		{"parked", []store.DeliveryStatus{store.DeliveryParked}, 10},
+		{"pending", []store.DeliveryStatus{store.DeliveryPending}, 10},
+		{"discard", []store.DeliveryStatus{store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}, 20},
+	} {
+		p := store.DeliveryListParams{Space: "s", Statuses: tc.statuses, Limit: 100}
+		statuses, err := rowcodec.EncodeStrings(tc.statuses)
+		if err != nil {
+			b.Fatal(err)
 		}
-		for _, tc := range []struct{ index, q string }{{"deliveries_seq", before}, {index, q}} {
-			b.Run(fmt.Sprintf("status=%s/index=%s", status, tc.index), func(b *testing.B) {
+		for _, q := range []struct{ name, sql string }{{"deliveries_seq", walk}, {"backlog", deliveryListQuery(&p)}} {
+			b.Run(fmt.Sprintf("status=%s/index=%s", tc.name, q.name), func(b *testing.B) {
 				for b.Loop() {
-					rows, err := s.rquery(ctx, tc.q, p.Space, 0, "", "", `["`+string(status)+`"]`, p.Limit)
+					rows, err := s.rquery(ctx, q.sql, p.Space, 0, "", "", statuses, p.Limit)
 					if err != nil {
 						b.Fatal(err)
 					}
 					ds, err := collect(rows, scanDelivery)
-					if err != nil || len(ds) != 10 {
-						b.Fatalf("listed %d, %v; want 10", len(ds), err)
+					if err != nil || len(ds) != tc.want {
+						b.Fatalf("listed %d, %v; want %d", len(ds), err, tc.want)
 					}
 				}
 			})

@@ -239,6 +239,11 @@ func testDeliveryList(t *testing.T, open OpenFunc) {
 			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryFailed}, After: pos(2, "a")}, []string{"b", "d"}},
 		{"stopped statuses", store.DeliveryListParams{
 			Statuses: []store.DeliveryStatus{store.DeliveryFailed, store.DeliveryParked}}, []string{"b", "e", "d"}},
+		{"open and stopped statuses", store.DeliveryListParams{
+			Statuses: []store.DeliveryStatus{store.DeliveryPending, store.DeliveryParked}}, []string{"a", "e", "f"}},
+		{"open and stopped statuses, after, limit", store.DeliveryListParams{
+			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryRunning, store.DeliveryPending}, After: pos(2, "a"), Limit: 2},
+			[]string{"e", "c"}},
 		{"stopped statuses, limit", store.DeliveryListParams{
 			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryFailed}, Limit: 2}, []string{"b", "e"}},
 		{"stopped statuses, after", store.DeliveryListParams{
