@@ -3,7 +3,7 @@
 -- that
 --   - a trigger's counts by status read index entries only. Before it,
 --     DeliveryStats read every delivery the trigger ever had from the
---     table (about 1.5 µs each: 145 ms at 100,000) and the engine's
+--     table (about 1.7 µs each: 167 ms at 100,000) and the engine's
 --     gauges called it for every owned trigger at every scrape. Now the
 --     open ones are counted through deliveries_open, the stopped ones
 --     here, all of them from deliveries_trigger's entries, and the
