@@ -81,45 +81,48 @@ func staleEntities(t *testing.T, s *Store) {
 }
 
 // TestDeliveryBacklogPlans: on a trigger with 100,000 succeeded
-// deliveries, 10 pending and 10 parked, the gauges' statement reads the
-// open ones through deliveries_open_idx and the parked ones through
-// deliveries_stopped_idx, never the succeeded ones; and listings of
-// stopped statuses (of the trigger, or across triggers) read a stopped
-// deliveries' index in order, and of open ones deliveries_open_idx.
+// deliveries, 10 pending and 10 parked, the gauges' statement and every
+// listing of statuses other than succeeded read the partial indexes of
+// what they ask for (deliveries_open_idx, a stopped deliveries' index),
+// never a whole space's or trigger's deliveries. Which of the two stopped
+// indexes, and whether it sorts their few entries, is the planner's
+// choice: it moves with ANALYZE's sample.
 func TestDeliveryBacklogPlans(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	ctx := context.Background()
 	fillDeliveries(t, s)
+	type stmt struct {
+		q    string
+		args []any
+	}
+	list := func(trigger string, statuses ...store.DeliveryStatus) stmt {
+		q, args := deliveryListQuery(store.DeliveryListParams{Space: "s", Trigger: trigger, Statuses: statuses, Limit: 5})
+		return stmt{q, args}
+	}
+	cases := []struct {
+		what  string
+		stmt  stmt
+		reads []string
+	}{
+		{"the backlog", stmt{deliveryBacklogSQL, []any{"s", "t"}}, []string{"deliveries_open_idx", "deliveries_stopped_"}},
+		{"a trigger's parked deliveries", list("t", store.DeliveryParked), []string{"deliveries_stopped_"}},
+		{"a space's parked and failed deliveries", list("", store.DeliveryParked, store.DeliveryFailed), []string{"deliveries_stopped_"}},
+		{"a space's open and stopped deliveries", list("", store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked),
+			[]string{"deliveries_open_idx", "deliveries_stopped_"}},
+		{"a space's pending deliveries", list("", store.DeliveryPending), []string{"deliveries_open_idx"}},
+	}
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		plan := explain(t, s, mode, deliveryBacklogSQL, []any{"s", "t"})
-		if !strings.Contains(plan, "deliveries_open_idx") || !strings.Contains(plan, "deliveries_stopped_idx") ||
-			strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "deliveries_trigger_idx") {
-			t.Errorf("%s: the backlog is not read through the partial indexes alone:\n%s", mode, plan)
-		}
-		q, args := deliveryListQuery(store.DeliveryListParams{Space: "s", Trigger: "t",
-			Statuses: []store.DeliveryStatus{store.DeliveryParked}, Limit: 5})
-		plan = explain(t, s, mode, q, args)
-		if !strings.Contains(plan, "Index Scan using deliveries_stopped_") || strings.Contains(plan, "Sort") {
-			t.Errorf("%s: a trigger's parked deliveries are not listed in order from a stopped deliveries' index:\n%s", mode, plan)
-		}
-		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s",
-			Statuses: []store.DeliveryStatus{store.DeliveryParked, store.DeliveryFailed}, Limit: 5})
-		plan = explain(t, s, mode, q, args)
-		if !strings.Contains(plan, "Index Scan using deliveries_stopped_seq_idx") || strings.Contains(plan, "Sort") {
-			t.Errorf("%s: a space's parked and failed deliveries are not listed in order from deliveries_stopped_seq_idx:\n%s", mode, plan)
-		}
-		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{
-			store.DeliveryPending, store.DeliveryRetrying, store.DeliveryFailed, store.DeliveryParked}, Limit: 5})
-		plan = explain(t, s, mode, q, args)
-		if !strings.Contains(plan, "deliveries_open_idx") || !strings.Contains(plan, "deliveries_stopped_") ||
-			strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "deliveries_seq_idx") {
-			t.Errorf("%s: a space's open and stopped deliveries are not read from their partial indexes:\n%s", mode, plan)
-		}
-		q, args = deliveryListQuery(store.DeliveryListParams{Space: "s", Statuses: []store.DeliveryStatus{store.DeliveryPending}, Limit: 5})
-		plan = explain(t, s, mode, q, args)
-		if !strings.Contains(plan, "deliveries_open_idx") {
-			t.Errorf("%s: a space's pending deliveries are not read from deliveries_open_idx:\n%s", mode, plan)
+		for _, tc := range cases {
+			plan := explain(t, s, mode, tc.stmt.q, tc.stmt.args)
+			ok := !strings.Contains(plan, "Seq Scan") && !strings.Contains(plan, "deliveries_seq_idx") &&
+				!strings.Contains(plan, "deliveries_trigger_idx") && !strings.Contains(plan, "deliveries_pkey")
+			for _, r := range tc.reads {
+				ok = ok && strings.Contains(plan, r)
+			}
+			if !ok {
+				t.Errorf("%s: %s is not read from %v alone:\n%s", mode, tc.what, tc.reads, plan)
+			}
 		}
 	}
 	want := map[store.DeliveryStatus]int{"pending": 10, "parked": 10}
