@@ -44,10 +44,7 @@ func deliveryListQuery(p store.DeliveryListParams) (string, []any) {
 		args = append(args, p.Trigger)
 		fmt.Fprintf(&b, " AND trigger = $%d", len(args))
 	}
-	if st, ok := store.OneStopped(p.Statuses); ok {
-		args = append(args, string(st))
-		fmt.Fprintf(&b, " AND status = $%d AND "+stoppedWhereSQL, len(args))
-	} else if len(p.Statuses) > 0 {
+	if len(p.Statuses) > 0 {
 		args = append(args, texts(p.Statuses))
 		fmt.Fprintf(&b, " AND status = ANY($%d::text[])", len(args))
 		if store.OnlyOpen(p.Statuses) {
