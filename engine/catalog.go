@@ -75,23 +75,39 @@ func (e *Engine) parseTrigger(space string, d store.Definition) (*triggers.Trigg
 }
 
 // parse returns the cached parse of d, parsing it when its bytes changed.
+// One definition's bytes have one parse: when two callers parsed the same
+// bytes at once, both get the one cached first. The engine tells an
+// unchanged definition by that identity (spaceRun.indexCurrent), so a
+// second parse of unchanged bytes would make it rebuild its match index,
+// and leave the in-commit path idle until it did.
 func (c *defCache) parse(space, kind string, d store.Definition, parse func(string, []byte) (any, error)) (any, error) {
 	key := space + "/" + kind + "/" + d.Name
-	c.mu.Lock()
-	p, ok := c.items[key]
-	c.mu.Unlock()
-	if ok && bytes.Equal(p.raw, d.Def) {
-		return p.v, nil
+	if v, ok := c.cached(key, d.Def); ok {
+		return v, nil
 	}
 	v, err := parse(d.Name, d.Def)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.items[key]; ok && bytes.Equal(p.raw, d.Def) {
+		return p.v, nil // parsed meanwhile by another caller
+	}
 	if c.items == nil {
 		c.items = map[string]parsedDef{}
 	}
 	c.items[key] = parsedDef{raw: bytes.Clone(d.Def), v: v}
-	c.mu.Unlock()
 	return v, nil
+}
+
+// cached returns the parse cached under key if it was parsed from raw.
+func (c *defCache) cached(key string, raw []byte) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.items[key]
+	if !ok || !bytes.Equal(p.raw, raw) {
+		return nil, false
+	}
+	return p.v, true
 }
