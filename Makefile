@@ -50,7 +50,7 @@ docker: ## build the container image eddy:VERSION (Dockerfile: distroless, nonro
 
 .PHONY: test
 test: vet fmt-check pg-check ## vet, gofmt check and every test with -race, SQLite and PostgreSQL (fails without PostgreSQL)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 .PHONY: test-race
 test-race: test ## the same as test (test already runs with -race)
