@@ -82,7 +82,10 @@ func (e *Engine) parseTrigger(space string, d store.Definition) (*triggers.Trigg
 // and leave the in-commit path idle until it did.
 func (c *defCache) parse(space, kind string, d store.Definition, parse func(string, []byte) (any, error)) (any, error) {
 	key := space + "/" + kind + "/" + d.Name
-	if v, ok := c.cached(key, d.Def); ok {
+	c.mu.Lock()
+	v, ok := c.lookup(key, d.Def)
+	c.mu.Unlock()
+	if ok {
 		return v, nil
 	}
 	v, err := parse(d.Name, d.Def)
@@ -91,8 +94,8 @@ func (c *defCache) parse(space, kind string, d store.Definition, parse func(stri
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.items[key]; ok && bytes.Equal(p.raw, d.Def) {
-		return p.v, nil // parsed meanwhile by another caller
+	if first, ok := c.lookup(key, d.Def); ok {
+		return first, nil // parsed meanwhile by another caller
 	}
 	if c.items == nil {
 		c.items = map[string]parsedDef{}
@@ -101,10 +104,9 @@ func (c *defCache) parse(space, kind string, d store.Definition, parse func(stri
 	return v, nil
 }
 
-// cached returns the parse cached under key if it was parsed from raw.
-func (c *defCache) cached(key string, raw []byte) (any, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// lookup returns the parse cached under key if it was parsed from raw.
+// The caller holds mu.
+func (c *defCache) lookup(key string, raw []byte) (any, bool) {
 	p, ok := c.items[key]
 	if !ok || !bytes.Equal(p.raw, raw) {
 		return nil, false

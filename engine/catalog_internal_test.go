@@ -10,8 +10,8 @@ import (
 // Two callers parsing the same unchanged definition at once get one
 // parse: the engine tells an unchanged definition by its identity, and a
 // second one would leave the in-commit path idle until the evaluator
-// rebuilt its match index (a lease round and a definition write racing
-// at a trigger's creation did that under load).
+// rebuilt its match index (a lease round and a status read racing at a
+// trigger's creation did that under load).
 func TestDefCacheOneParsePerDefinition(t *testing.T) {
 	var c defCache
 	d := store.Definition{Name: "p", Def: []byte(`{"v":1}`)}
