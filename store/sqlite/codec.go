@@ -26,14 +26,16 @@ const recordCols = `type, id, version, kind, properties, links, group_versions, 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-// scanRecord reads one row of recordCols.
-func scanRecord(sc scanner) (store.Record, error) {
+// scanRecord reads one row of recordCols, then the columns after them
+// into extra.
+func scanRecord(sc scanner, extra ...any) (store.Record, error) {
 	var (
 		r            store.Record
 		c            rowcodec.RecordColumns
 		created, upd int64
 	)
-	err := sc.Scan(&r.Type, &r.ID, &r.Version, &r.Kind, &c.Properties, &c.Links, &c.GroupVersions, &created, &upd)
+	dest := append([]any{&r.Type, &r.ID, &r.Version, &r.Kind, &c.Properties, &c.Links, &c.GroupVersions, &created, &upd}, extra...)
+	err := sc.Scan(dest...)
 	if err != nil {
 		return r, err
 	}
@@ -41,8 +43,9 @@ func scanRecord(sc scanner) (store.Record, error) {
 	return r, rowcodec.DecodeRecord(&r, c)
 }
 
-// recordArgs are the insert arguments of an entities row.
-func recordArgs(space string, r *store.Record) ([]any, error) {
+// recordArgs are the insert arguments of an entities row numbered num
+// (an int64, or nil for none).
+func recordArgs(space string, r *store.Record, num any) ([]any, error) {
 	c, err := rowcodec.EncodeRecord(r)
 	if err != nil {
 		return nil, err
@@ -52,7 +55,7 @@ func recordArgs(space string, r *store.Record) ([]any, error) {
 		kind = store.KindLive
 	}
 	return []any{space, r.Type, r.ID, r.Version, kind, c.Properties, c.Links, c.GroupVersions,
-		micros(r.CreatedAt), micros(r.UpdatedAt)}, nil
+		micros(r.CreatedAt), micros(r.UpdatedAt), num}, nil
 }
 
 // keysJSON encodes entity keys as a JSON array of [type, id] pairs for

@@ -13,7 +13,8 @@ import (
 const planRows = 50_000
 
 // TestRowsPlans checks the query plans of rowsQuery on a loaded table,
-// before and after ANALYZE: an entity-scoped read searches commits_entity;
+// before and after ANALYZE: an entity-scoped read searches commits_entity
+// by the entity's number, type, id and seq;
 // every other read walks the space's range of rids over the window in
 // page order, without another index or a sort.
 func TestRowsPlans(t *testing.T) {
@@ -71,7 +72,7 @@ func checkPlan(plan string, entity bool) string {
 		return "read sorts"
 	}
 	if entity {
-		if !strings.Contains(plan, "SEARCH commits USING INDEX commits_entity (space=? AND entity_type=? AND entity_id=? AND seq>? AND seq<?)") {
+		if !strings.Contains(plan, "SEARCH commits USING INDEX commits_entity (space=? AND entity_num=? AND entity_type=? AND entity_id=? AND seq>? AND seq<?)") {
 			return "entity read does not search commits_entity"
 		}
 		return ""

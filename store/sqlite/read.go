@@ -52,6 +52,14 @@ ORDER BY id LIMIT ?5`, p.Space, p.Type, p.After, p.AsOf, limitArg(p.Limit))
 	return out, wrap("list entities", rows.Err())
 }
 
+// entityNumOf is the SQL expression of the number of the entity (space,
+// typ, id), the first column after the space of the entity history index
+// commits_entity (migration 0019): NULL when the key has no row, as for
+// the engine's own types, whose commits store NULL too.
+func entityNumOf(space, typ, id string) string {
+	return `(SELECT num FROM entities WHERE space = ` + space + ` AND type = ` + typ + ` AND id = ` + id + `)`
+}
+
 // sqlFirstChanges finds, per probe [type, id, after], the smallest
 // seq > after of a commit naming the key as its primary entity (index
 // commits_entity) or its second one (partial index commits_entity2), and
@@ -62,7 +70,8 @@ var sqlFirstChanges = `WITH k AS (
 ), f AS MATERIALIZED (
     SELECT k.i,
         (SELECT x.seq FROM commits AS x
-            WHERE x.space = ?1 AND x.entity_type = k.type AND x.entity_id = k.id AND x.seq > k.after
+            WHERE x.space = ?1 AND x.entity_num IS ` + entityNumOf("?1", "k.type", "k.id") + `
+              AND x.entity_type = k.type AND x.entity_id = k.id AND x.seq > k.after
             ORDER BY x.seq LIMIT 1) AS p,
         (SELECT y.seq FROM commits AS y
             WHERE y.space = ?1 AND y.entity2_type = k.type AND y.entity2_id = k.id
@@ -123,7 +132,7 @@ func rowsQuery(p *store.RowsParams) (string, []any, error) {
 	order := "rid"
 	if f.EntityType != "" {
 		b.WriteString(` INDEXED BY commits_entity WHERE space = ?1 AND seq > ?2 AND seq <= ?3`)
-		b.WriteString(` AND entity_type = ?4 AND entity_id = ?5`)
+		b.WriteString(` AND entity_num IS ` + entityNumOf("?1", "?4", "?5") + ` AND entity_type = ?4 AND entity_id = ?5`)
 		args = append(args, f.EntityType, f.EntityID)
 		order = "seq"
 	} else {

@@ -29,7 +29,7 @@ const sqlDataVersion = `PRAGMA data_version`
 // Write statements, prepared once on the write connection.
 const (
 	sqlLoadEntities = `SELECT e.type, e.id, e.version, e.kind, e.properties, e.links,
-       e.group_versions, e.created_at, e.updated_at
+       e.group_versions, e.created_at, e.updated_at, e.num
 FROM json_each(?2) AS j
 CROSS JOIN entities AS e
 WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
@@ -37,20 +37,25 @@ WHERE e.space = ?1 AND e.type = j.value ->> 0 AND e.id = j.value ->> 1`
 	// sqlLoadEntity is sqlLoadEntities for one key, the common case (a
 	// one-writer commit of one mutation): a point lookup costs the
 	// leader about a third of a json_each join's CPU.
-	sqlLoadEntity = `SELECT ` + recordCols + ` FROM entities WHERE space = ? AND type = ? AND id = ?`
+	sqlLoadEntity = `SELECT ` + recordCols + `, num FROM entities WHERE space = ? AND type = ? AND id = ?`
+
+	// sqlEntityNum reads the number of an entity WriteBegin did not load.
+	sqlEntityNum = `SELECT num FROM entities WHERE space = ? AND type = ? AND id = ?`
 
 	sqlLoadReceipts = `SELECT mutation_id, receipt, entity, created_at FROM receipts
 WHERE space = ?1 AND mutation_id IN (SELECT value FROM json_each(?2)) AND created_at >= ?3`
 
 	sqlInsertCommit = `INSERT INTO commits (space, seq, ts, actor, op, entity_type, entity_id,
-entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, change_count, write_id, rid)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+entity2_type, entity2_id, payload, receipt, provenance, caused_by, depth, changes, change_count, write_id, rid,
+entity_num) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// sqlInsertEntity writes the first row of an entity predicted absent
 	// and not read (writeTx.unseen): it fails on a row that exists.
 	sqlInsertEntity = `INSERT INTO entities (space, type, id, version, kind, properties, links,
-group_versions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+group_versions, created_at, updated_at, num) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
+	// sqlUpsertEntity leaves an existing row's num as it is: an entity's
+	// number never changes (migration 0019).
 	sqlUpsertEntity = sqlInsertEntity + `
 ON CONFLICT (space, type, id) DO UPDATE SET version = excluded.version, kind = excluded.kind,
 properties = excluded.properties, links = excluded.links, group_versions = excluded.group_versions,
@@ -108,6 +113,10 @@ type writeTx struct {
 	receipts map[string]store.StoredReceipt
 	clients  map[string]store.PushClient
 
+	// nums are the entity numbers (migration 0019) of the keys loaded or
+	// written so far: an int64, or nil for a row that has none.
+	nums map[store.EntityKey]any
+
 	// unseen are the named keys predicted absent (WriteBeginParams.Expect)
 	// and so not read: the first row written for each is a plain INSERT,
 	// which verifies the prediction (see predicted).
@@ -144,9 +153,11 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 	if p.Expect != nil && len(p.Clients) == 0 {
 		keys, t.unseen = predicted(p.Entities, p.Expect)
 	}
+	t.nums = make(map[store.EntityKey]any, len(p.Entities))
 	if t.entities, err = t.loadEntities(ctx, keys); err != nil {
 		return fmt.Errorf("load entities: %w", err)
 	}
+	t.numberKeys(keys)
 	if t.receipts, err = t.loadReceipts(ctx, p.MutationIDs, p.ReceiptsSince); err != nil {
 		return fmt.Errorf("load receipts: %w", err)
 	}
@@ -229,11 +240,13 @@ func (t *writeTx) loadEntities(ctx context.Context, keys []store.EntityKey) (map
 	}
 	defer rows.Close()
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		var num sql.NullInt64
+		r, err := scanRecord(rows, &num)
 		if err != nil {
 			return nil, err
 		}
 		out[r.Key()] = r
+		t.numbered(r.Key(), num)
 	}
 	return out, rows.Err()
 }
@@ -244,7 +257,8 @@ func (t *writeTx) loadEntity(ctx context.Context, key store.EntityKey, out map[s
 	if err != nil {
 		return err
 	}
-	r, err := scanRecord(st.QueryRowContext(ctx, t.space.ID, key.Type, key.ID))
+	var num sql.NullInt64
+	r, err := scanRecord(st.QueryRowContext(ctx, t.space.ID, key.Type, key.ID), &num)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
@@ -252,7 +266,80 @@ func (t *writeTx) loadEntity(ctx context.Context, key store.EntityKey, out map[s
 		return err
 	}
 	out[r.Key()] = r
+	t.numbered(r.Key(), num)
 	return nil
+}
+
+// absentRow marks in writeTx.nums a key that has no entities row yet:
+// its first row takes the seq of the commit that writes it as number.
+type absentRow struct{}
+
+// numbered notes the number a loaded entity row carries (NULL for a row
+// older than migration 0019 whose commits were all pruned before it).
+func (t *writeTx) numbered(key store.EntityKey, num sql.NullInt64) {
+	t.nums[key] = nil
+	if num.Valid {
+		t.nums[key] = num.Int64
+	}
+}
+
+// numberKeys notes the keys read and found absent, and those predicted
+// absent and not read: their first rows are new.
+func (t *writeTx) numberKeys(read []store.EntityKey) {
+	for _, k := range read {
+		if _, ok := t.nums[k]; !ok {
+			t.nums[k] = absentRow{}
+		}
+	}
+	for k := range t.unseen {
+		t.nums[k] = absentRow{}
+	}
+}
+
+// number gives each key c's records write that has no row yet the new
+// row's number, c.Seq, and returns the number of c's primary entity: the
+// value of its commit row's entity_num, nil when the key has no row (an
+// engine op's). It runs serially, in commit order, before the commits
+// are encoded (maybe in parallel, reading t.nums).
+func (t *writeTx) number(ctx context.Context, c *store.Commit, records []store.Record) (any, error) {
+	for i := range records {
+		k := records[i].Key()
+		n, err := t.numOf(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if n == (absentRow{}) {
+			t.nums[k] = c.Seq
+		}
+	}
+	n, err := t.numOf(ctx, store.EntityKey{Type: c.Type, ID: c.EntityID})
+	if n == (absentRow{}) {
+		n = nil
+	}
+	return n, err
+}
+
+// numOf is key's number as t.nums knows it, or as its row holds it for
+// a key WriteBegin was not asked for (the changelog always names the
+// keys it writes; an engine op's key has no row).
+func (t *writeTx) numOf(ctx context.Context, key store.EntityKey) (any, error) {
+	if n, ok := t.nums[key]; ok {
+		return n, nil
+	}
+	st, err := t.stmt(ctx, sqlEntityNum)
+	if err != nil {
+		return nil, err
+	}
+	var num sql.NullInt64
+	switch err := st.QueryRowContext(ctx, t.space.ID, key.Type, key.ID).Scan(&num); {
+	case errors.Is(err, sql.ErrNoRows):
+		t.nums[key] = absentRow{}
+	case err != nil:
+		return nil, fmt.Errorf("entity number: %w", err)
+	default:
+		t.numbered(key, num)
+	}
+	return t.nums[key], nil
 }
 
 func (t *writeTx) loadReceipts(ctx context.Context, ids []string, since time.Time) (map[string]store.StoredReceipt, error) {
@@ -357,7 +444,15 @@ func (t *writeTx) Append(ctx context.Context, c store.Commit, records []store.Re
 	if c.Seq != t.next {
 		return fmt.Errorf("sqlite: append: seq %d, want %d", c.Seq, t.next)
 	}
-	a, err := t.encodeAppend(&c, records)
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return wrap("append", err)
+	}
+	num, err := t.number(ctx, &c, records)
+	if err != nil {
+		return wrap("append", t.fail(err))
+	}
+	a, err := t.encodeAppend(&c, records, num)
 	if err != nil {
 		return wrap("append: encode", err)
 	}
@@ -379,15 +474,15 @@ type appendArgs struct {
 	receipt []any // nil when the commit has no mutation id
 }
 
-func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendArgs, error) {
+func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record, num any) (appendArgs, error) {
 	var a appendArgs
 	var err error
-	if a.commit, err = commitArgs(t.space.ID, ridOf(t.num, c.Seq), c, t.writeID); err != nil {
+	if a.commit, err = commitArgs(t.space.ID, ridOf(t.num, c.Seq), c, t.writeID, num); err != nil {
 		return a, err
 	}
 	a.records = make([][]any, len(records))
 	for i := range records {
-		if a.records[i], err = recordArgs(t.space.ID, &records[i]); err != nil {
+		if a.records[i], err = recordArgs(t.space.ID, &records[i], t.nums[records[i].Key()]); err != nil {
 			return a, err
 		}
 	}
@@ -404,9 +499,10 @@ func (t *writeTx) encodeAppend(c *store.Commit, records []store.Record) (appendA
 	return a, nil
 }
 
-// commitArgs are the insert arguments of a commit row at rid; a writeID
-// of 0 stores NULL.
-func commitArgs(space string, rid int64, c *store.Commit, writeID int64) ([]any, error) {
+// commitArgs are the insert arguments of a commit row at rid whose
+// primary entity is numbered num (nil for none); a writeID of 0 stores
+// NULL.
+func commitArgs(space string, rid int64, c *store.Commit, writeID int64, num any) ([]any, error) {
 	second, err := rowcodec.SecondEntity(c)
 	if err != nil {
 		return nil, err
@@ -433,7 +529,7 @@ func commitArgs(space string, rid int64, c *store.Commit, writeID int64) ([]any,
 	}
 	return []any{space, c.Seq, micros(c.TS), c.Actor, c.Op, c.Type, c.EntityID, type2, id2,
 		rowcodec.RawText(c.Payload, "{}"), rt, rowcodec.EncodeProvenance(c.Provenance), causedBy, c.Provenance.Depth, changes,
-		len(c.Changes), wid, rid}, nil
+		len(c.Changes), wid, rid, num}, nil
 }
 
 func receiptArgs(space string, sr *store.StoredReceipt) ([]any, error) {

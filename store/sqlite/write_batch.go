@@ -19,9 +19,9 @@ var batchSizes = []int{64, 32, 16, 8, 4, 2}
 
 // The multi-row forms of the append statements, by row count.
 var (
-	insertCommitsN  = multiRow(sqlInsertCommit, 18, "")
-	insertEntitiesN = multiRow(sqlInsertEntity, 10, "")
-	upsertEntitiesN = multiRow(sqlUpsertEntity, 10, "ON CONFLICT")
+	insertCommitsN  = multiRow(sqlInsertCommit, 19, "")
+	insertEntitiesN = multiRow(sqlInsertEntity, 11, "")
+	upsertEntitiesN = multiRow(sqlUpsertEntity, 11, "ON CONFLICT")
 	upsertReceiptsN = multiRow(sqlUpsertReceipt, 5, "ON CONFLICT")
 )
 
@@ -57,7 +57,11 @@ func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, recor
 			return fmt.Errorf("sqlite: append batch: seq %d, want %d", c.Seq, t.next+int64(i))
 		}
 	}
-	encoded, err := t.encodeBatch(commits, records)
+	nums, err := t.numberBatch(ctx, commits, records)
+	if err != nil {
+		return wrap("append batch", t.fail(err))
+	}
+	encoded, err := t.encodeBatch(commits, records, nums)
 	if err != nil {
 		return wrap("append batch: encode", err)
 	}
@@ -77,20 +81,36 @@ func (t *writeTx) AppendBatch(ctx context.Context, commits []store.Commit, recor
 	return nil
 }
 
+// numberBatch is writeTx.number for each commit of a batch, in order.
+func (t *writeTx) numberBatch(ctx context.Context, commits []store.Commit, records [][]store.Record) ([]any, error) {
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nums := make([]any, len(commits))
+	for i := range commits {
+		if nums[i], err = t.number(ctx, &commits[i], records[i]); err != nil {
+			return nil, err
+		}
+	}
+	return nums, nil
+}
+
 // parallelEncodeMin is the smallest batch whose encoding is split over
 // the processors: the write lock is held while a batch is encoded, and
 // the other writers of the group wait idle meanwhile.
 const parallelEncodeMin = 8
 
-// encodeBatch encodes every commit of a batch, in chunks on up to
+// encodeBatch encodes every commit of a batch, its primary entity
+// numbered nums[i] (writeTx.number), in chunks on up to
 // GOMAXPROCS goroutines when the batch is large; the first error in
 // commit order is returned.
-func (t *writeTx) encodeBatch(commits []store.Commit, records [][]store.Record) ([]appendArgs, error) {
+func (t *writeTx) encodeBatch(commits []store.Commit, records [][]store.Record, nums []any) ([]appendArgs, error) {
 	out := make([]appendArgs, len(commits))
 	errs := make([]error, len(commits))
 	encode := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i], errs[i] = t.encodeAppend(&commits[i], records[i])
+			out[i], errs[i] = t.encodeAppend(&commits[i], records[i], nums[i])
 		}
 	}
 	if procs := runtime.GOMAXPROCS(0); len(commits) < parallelEncodeMin || procs < 2 {

@@ -38,6 +38,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Batches", func(t *testing.T) { testBatches(t, open) })
 	t.Run("Pull", func(t *testing.T) { testPull(t, open) })
 	t.Run("ReadHistory", func(t *testing.T) { testReadHistory(t, open) })
+	t.Run("EntityHistories", func(t *testing.T) { testEntityHistories(t, open) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
 	t.Run("Raw", func(t *testing.T) { testRaw(t, open) })
