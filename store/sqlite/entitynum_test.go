@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/eddy-run/eddy/store"
@@ -118,4 +119,22 @@ func nullable(n sql.NullInt64) any {
 		return nil
 	}
 	return n.Int64
+}
+
+// TestFirstChangesSearchesByNumber: FirstChangesAfter finds a key's first
+// commit as its primary entity through the entity history index by
+// number, type, id and seq, after one probe of the entities table.
+func TestFirstChangesSearchesByNumber(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	newSpace(t, s, "s")
+	plan := explain(t, s, sqlFirstChanges, "s", `[["task","t",0]]`)
+	for _, want := range []string{
+		"USING COVERING INDEX commits_entity (space=? AND entity_num=? AND entity_type=? AND entity_id=? AND seq>?)",
+		"SEARCH entities USING PRIMARY KEY (space=? AND type=? AND id=?)",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the first changes' plan lacks %q:\n%s", want, plan)
+		}
+	}
 }
