@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +138,43 @@ func TestFirstChangesSearchesByNumber(t *testing.T) {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the first changes' plan lacks %q:\n%s", want, plan)
 		}
+	}
+}
+
+// TestMigrateTruncatesWAL: a migration that rewrites the commits table
+// leaves no WAL of the table's size behind.
+func TestMigrateTruncatesWAL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "eddy.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	migrateThrough(t, s, 18)
+	newSpace(t, s, "s")
+	_, err = s.direct().ExecContext(ctx, `
+WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 20000)
+INSERT INTO commits (rid, space, seq, ts, actor, op, entity_type, entity_id, payload, receipt, provenance, changes, change_count)
+SELECT (SELECT num << 40 FROM spaces WHERE id = 's') + n, 's', n, 0, 'old', 'put', 'task', 'e' || (n % 100),
+    '{"n":1}', '{}', '{}', '[]', 0
+FROM g`)
+	if err != nil {
+		t.Fatalf("load the old schema: %v", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != 0 {
+		t.Fatalf("the WAL holds %d bytes after migrating, want none", fi.Size())
+	}
+	rows, err := s.Rows(ctx, store.RowsParams{Space: "s", Hi: 20000, Filter: store.RowFilter{EntityType: "task", EntityID: "e7"}})
+	if err != nil || len(rows) != 200 {
+		t.Fatalf("history of e7 after migrating: %d rows, %v; want 200", len(rows), err)
 	}
 }

@@ -116,7 +116,10 @@ func migrateThrough(t *testing.T, s *Store, last int) {
 		if m.Version > last {
 			break
 		}
-		err := s.writeTx(context.Background(), func(tx *connTx) error { return applyMigration(context.Background(), tx, m) })
+		err := s.writeTx(context.Background(), func(tx *connTx) error {
+			_, err := applyMigration(context.Background(), tx, m)
+			return err
+		})
 		if err != nil {
 			t.Fatalf("migration %d: %v", m.Version, err)
 		}
