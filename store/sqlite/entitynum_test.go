@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -146,15 +145,9 @@ func TestFirstChangesSearchesByNumber(t *testing.T) {
 func TestMigrateTruncatesWAL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "eddy.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	migrateThrough(t, s, 18)
+	s := openThrough(t, 18)
 	newSpace(t, s, "s")
-	_, err = s.direct().ExecContext(ctx, `
+	_, err := s.direct().ExecContext(ctx, `
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 20000)
 INSERT INTO commits (rid, space, seq, ts, actor, op, entity_type, entity_id, payload, receipt, provenance, changes, change_count)
 SELECT (SELECT num << 40 FROM spaces WHERE id = 's') + n, 's', n, 0, 'old', 'put', 'task', 'e' || (n % 100),
@@ -166,7 +159,7 @@ FROM g`)
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	fi, err := os.Stat(path + "-wal")
+	fi, err := os.Stat(walFile(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
