@@ -154,10 +154,12 @@ func (t *writeTx) load(ctx context.Context, p store.WriteBeginParams) error {
 		keys, t.unseen = predicted(p.Entities, p.Expect)
 	}
 	t.nums = make(map[store.EntityKey]any, len(p.Entities))
+	for _, k := range p.Entities {
+		t.nums[k] = absentRow{} // until a row loaded below numbers it
+	}
 	if t.entities, err = t.loadEntities(ctx, keys); err != nil {
 		return fmt.Errorf("load entities: %w", err)
 	}
-	t.numberKeys(keys)
 	if t.receipts, err = t.loadReceipts(ctx, p.MutationIDs, p.ReceiptsSince); err != nil {
 		return fmt.Errorf("load receipts: %w", err)
 	}
@@ -280,19 +282,6 @@ func (t *writeTx) numbered(key store.EntityKey, num sql.NullInt64) {
 	t.nums[key] = nil
 	if num.Valid {
 		t.nums[key] = num.Int64
-	}
-}
-
-// numberKeys notes the keys read and found absent, and those predicted
-// absent and not read: their first rows are new.
-func (t *writeTx) numberKeys(read []store.EntityKey) {
-	for _, k := range read {
-		if _, ok := t.nums[k]; !ok {
-			t.nums[k] = absentRow{}
-		}
-	}
-	for k := range t.unseen {
-		t.nums[k] = absentRow{}
 	}
 }
 
