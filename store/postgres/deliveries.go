@@ -186,7 +186,9 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 // DeliveryUpdateMany applies several updates in one transaction sent as
 // one pipelined batch, committed without waiting for its WAL flush
 // (SET LOCAL synchronous_commit); an update that matched no row is then
-// told apart as missing or fenced, and fails alone.
+// told apart as missing or fenced, and fails alone. The updates go out
+// as set-based statements (updateRuns), one per run of updates naming
+// each delivery once, in order.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
 	errs := make([]error, len(us))
 	if len(us) == 0 {
@@ -197,13 +199,23 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL synchronous_commit TO off")
 	missed := make([]bool, len(us))
-	for i := range us {
-		b.Queue(deliveryUpdateQ, updateArgs(us[i], now)...).Query(func(rows pgx.Rows) error {
-			n := 0
+	for _, run := range updateRuns(us) {
+		var u updateBuf
+		for _, i := range run {
+			u.add(us[i])
+		}
+		b.Queue(deliveryUpdateSetQ, u.args(now)...).Query(func(rows pgx.Rows) error {
+			done := make(map[deliveryKey]bool, len(run))
 			for rows.Next() {
-				n++
+				var k deliveryKey
+				if err := rows.Scan(&k.space, &k.id); err != nil {
+					return err
+				}
+				done[k] = true
 			}
-			missed[i] = n == 0
+			for _, i := range run {
+				missed[i] = !done[deliveryKey{us[i].Space, us[i].ID}]
+			}
 			return rows.Err()
 		})
 	}
@@ -229,4 +241,26 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 		}
 	}
 	return errs, nil
+}
+
+// deliveryKey names one delivery.
+type deliveryKey struct{ space, id string }
+
+// updateRuns splits us, in order, into runs (indexes into us) in which
+// no delivery is named twice: one set-based statement updates a row
+// once, so a second update of the same delivery starts the next run.
+func updateRuns(us []store.DeliveryUpdate) [][]int {
+	var runs [][]int
+	var run []int
+	seen := map[deliveryKey]bool{}
+	for i, u := range us {
+		k := deliveryKey{u.Space, u.ID}
+		if seen[k] {
+			runs = append(runs, run)
+			run, seen = nil, map[deliveryKey]bool{}
+		}
+		seen[k] = true
+		run = append(run, i)
+	}
+	return append(runs, run)
 }

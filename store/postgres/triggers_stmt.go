@@ -185,7 +185,29 @@ const (
 			  AND (cardinality($8::text[]) = 0 OR status = ANY($8::text[]))
 			  AND ($9::bigint = 0 OR (SELECT epoch FROM t) = $9::bigint)
 			RETURNING ` + deliveryColumns + `)`
-	deliveryUpdateQ   = deliveryFenceCTE + " SELECT " + deliveryColumns + " FROM u"
+	deliveryUpdateQ = deliveryFenceCTE + " SELECT " + deliveryColumns + " FROM u"
+	// deliveryUpdateSetQ is deliveryFenceCTE for several updates at once,
+	// each delivery named once (updateBuf): the trigger rows of their
+	// deliveries are locked FOR KEY SHARE first, then every delivery
+	// whose status is one of its update's from statuses (a comma-joined
+	// list; empty: any) and whose trigger's epoch is its update's (0: any)
+	// is updated; it returns the space and id of each updated one.
+	// $1 spaces, $2 ids, $3 statuses, $4 attempts, $5 last errors, $6 next
+	// attempts, $7 from statuses, $8 epochs, $9 now.
+	deliveryUpdateSetQ = `WITH u AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[],
+			$5::text[], $6::timestamptz[], $7::text[], $8::bigint[])
+			AS u(space, id, status, attempts, last_error, next_attempt_at, from_statuses, epoch)),
+		t AS (SELECT space, trigger, epoch FROM trigger_state
+			WHERE (space, trigger) IN (SELECT d.space, d.trigger FROM deliveries d
+				JOIN u ON d.space = u.space AND d.id = u.id)
+			FOR KEY SHARE)
+		UPDATE deliveries d SET status = u.status, attempts = u.attempts, last_error = u.last_error,
+			next_attempt_at = u.next_attempt_at, updated_at = $9
+		FROM u
+		WHERE d.space = u.space AND d.id = u.id
+		  AND (u.from_statuses = '' OR d.status = ANY(string_to_array(u.from_statuses, ',')))
+		  AND (u.epoch = 0 OR (SELECT t.epoch FROM t WHERE t.space = d.space AND t.trigger = d.trigger) = u.epoch)
+		RETURNING d.space, d.id`
 	deliveryCompleteQ = deliveryFenceCTE + ` SELECT eddy_fence(
 		EXISTS (SELECT 1 FROM deliveries WHERE space = $1 AND id = $2), EXISTS (SELECT 1 FROM u))`
 
@@ -206,6 +228,32 @@ const (
 func updateArgs(u store.DeliveryUpdate, now time.Time) []any {
 	return []any{u.Space, u.ID, string(u.Status), int32(u.Attempts), u.LastError, optTime(u.NextAttemptAt),
 		now, texts(u.From), u.Epoch}
+}
+
+// updateBuf holds delivery updates as the column arrays of
+// deliveryUpdateSetQ.
+type updateBuf struct {
+	space, id, status, lastError, from textArray
+	attempts                           int4Array
+	next                               nullTimeArray
+	epoch                              int8Array
+}
+
+// add buffers u.
+func (b *updateBuf) add(u store.DeliveryUpdate) {
+	b.space = append(b.space, u.Space)
+	b.id = append(b.id, u.ID)
+	b.status = append(b.status, string(u.Status))
+	b.attempts = append(b.attempts, int32(u.Attempts))
+	b.lastError = append(b.lastError, u.LastError)
+	b.next = append(b.next, optTime(u.NextAttemptAt))
+	b.from = append(b.from, strings.Join(texts(u.From), ","))
+	b.epoch = append(b.epoch, u.Epoch)
+}
+
+// args returns the arguments of deliveryUpdateSetQ at now.
+func (b *updateBuf) args(now time.Time) []any {
+	return []any{b.space, b.id, b.status, b.attempts, b.lastError, b.next, b.from, b.epoch, now}
 }
 
 // deliveryBuf holds deliveries rows as column arrays.

@@ -418,4 +418,24 @@ func testDeliveryUpdateMany(t *testing.T, open OpenFunc) {
 	if errs, err := h.ts.DeliveryUpdateMany(h.ctx, nil); err != nil || len(errs) != 0 {
 		t.Fatalf("update none: %v %v", errs, err)
 	}
+
+	// One delivery twice in a call: the updates apply in order, so the
+	// second sees the first's status. No From: any status.
+	running := []store.DeliveryStatus{store.DeliveryRunning}
+	us = []store.DeliveryUpdate{
+		{Space: "s1", ID: "d2", Epoch: e, From: pending, Status: store.DeliveryRunning, Attempts: 1},
+		{Space: "s1", ID: "d3", Status: store.DeliveryFailed, Attempts: 2, LastError: "gave up"},
+		{Space: "s1", ID: "d2", Epoch: e, From: running, Status: store.DeliverySucceeded, Attempts: 1},
+		{Space: "s1", ID: "d2", Epoch: e, From: running, Status: store.DeliveryFailed, Attempts: 1},
+	}
+	errs, err = h.ts.DeliveryUpdateMany(h.ctx, us)
+	if err != nil || len(errs) != len(us) || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("update one delivery twice: %v, %v", errs, err)
+	}
+	wantIs(t, "an update after the delivery left its from status", errs[3], store.ErrFenced)
+	want2 := d2
+	want2.Status, want2.Attempts = store.DeliverySucceeded, 1
+	want3.Status, want3.Attempts, want3.LastError, want3.NextAttemptAt = store.DeliveryFailed, 2, "gave up", time.Time{}
+	wantDelivery(t, "updated twice", h.get("s1", "d2"), want2)
+	wantDelivery(t, "updated from any status", h.get("s1", "d3"), want3)
 }
