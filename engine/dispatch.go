@@ -277,14 +277,31 @@ func (d *dispatcher) pass(ctx context.Context) time.Time {
 	return next
 }
 
-// launch runs one delivery in its own goroutine.
+// launch runs one delivery in its own goroutine. The attempt holds one
+// of the trigger's concurrency slots while its function runs and frees
+// it (free) once all that is left is to record an outcome that writes
+// nothing: the delivery itself stays running, so neither it nor a later
+// delivery of its entity (ordering "entity") starts before done. An
+// outcome written with the function's actions keeps the slot until it
+// is committed, so a function never runs beside the writes of the one
+// before it beyond the concurrency.
 func (d *dispatcher) launch(ctx context.Context, cfg runConfig, it *item) {
 	it.running = true
 	d.running++
 	dl, c := it.d, it.c
 	it.c = nil
+	var once sync.Once
+	free := func() {
+		once.Do(func() {
+			d.mu.Lock()
+			d.running--
+			d.mu.Unlock()
+			d.wake()
+		})
+	}
 	d.wg.Go(func() {
-		res, err := d.sr.e.execute(ctx, d.sr.id, cfg, dl, c)
+		res, err := d.sr.e.execute(ctx, d.sr.id, cfg, dl, c, free)
+		free()
 		d.done(it, res, err)
 	})
 }
@@ -296,7 +313,6 @@ func (d *dispatcher) launch(ctx context.Context, cfg runConfig, it *item) {
 func (d *dispatcher) done(it *item, res store.Delivery, err error) {
 	d.mu.Lock()
 	it.running = false
-	d.running--
 	d.clock++
 	switch {
 	case err != nil || !res.Status.Open():

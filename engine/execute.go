@@ -31,15 +31,20 @@ type attempt struct {
 	n     int // this attempt's number (1 for the first)
 	start time.Time
 	c     *store.Commit // the causing commit, if the evaluator handed it over
+	// free gives the attempt's concurrency slot back once only an outcome
+	// that writes nothing is left to record (settle).
+	free func()
 }
 
 // execute runs one attempt of a delivery and records its outcome:
 // succeeded (with the function's writes, in the same transaction for
 // in-process functions), retrying with a backoff, or failed. It returns
 // the delivery as stored afterwards. An error means nothing was recorded
-// (ErrFenced: the lease or the delivery's status changed).
-func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d store.Delivery, c *store.Commit) (store.Delivery, error) {
-	a := &attempt{e: e, space: space, cfg: cfg, d: d, n: d.Attempts + 1, start: time.Now(), c: c}
+// (ErrFenced: the lease or the delivery's status changed). free is
+// called, at most once, when the function has returned and the outcome
+// left to record writes nothing (see dispatcher.launch).
+func (e *Engine) execute(ctx context.Context, space string, cfg runConfig, d store.Delivery, c *store.Commit, free func()) (store.Delivery, error) {
+	a := &attempt{e: e, space: space, cfg: cfg, d: d, n: d.Attempts + 1, start: time.Now(), c: c, free: free}
 	opts := append(causeLink(c), trace.WithAttributes(
 		attribute.String("eddy.space", space), attribute.String("eddy.trigger", d.Trigger),
 		attribute.String("eddy.delivery", d.ID), attribute.Int64("eddy.seq", d.Seq), attribute.Int("eddy.attempt", a.n)))
@@ -145,7 +150,7 @@ func (a *attempt) cause(c store.Commit) causality.Effect {
 // back and the attempt fails instead.
 func (a *attempt) complete(ctx context.Context, c store.Commit, ms []changelog.Mutation) (store.Delivery, error) {
 	if len(ms) == 0 {
-		return a.update(ctx, a.succeeded())
+		return a.settle(ctx, a.succeeded())
 	}
 	var final store.DeliveryUpdate
 	_, err := a.e.log.Write(ctx, changelog.WriteRequest{
@@ -168,7 +173,16 @@ func (a *attempt) complete(ctx context.Context, c store.Commit, ms []changelog.M
 // fail records a failed attempt: retrying after a backoff (at least
 // retryAfter), or failed when permanent or out of attempts.
 func (a *attempt) fail(ctx context.Context, reason string, retryAfter time.Duration, permanent bool) (store.Delivery, error) {
-	return a.update(ctx, a.failure(reason, retryAfter, permanent))
+	return a.settle(ctx, a.failure(reason, retryAfter, permanent))
+}
+
+// settle records u, the attempt's outcome, which writes nothing: the
+// function is done, so its concurrency slot is freed first.
+func (a *attempt) settle(ctx context.Context, u store.DeliveryUpdate) (store.Delivery, error) {
+	if a.free != nil {
+		a.free()
+	}
+	return a.update(ctx, u)
 }
 
 // update records u through the engine's shared delivery transactions
