@@ -187,8 +187,9 @@ func (s *Store) StanceErrorsAt(ctx context.Context, space string, seq int64) (ma
 // one pipelined batch, committed without waiting for its WAL flush
 // (SET LOCAL synchronous_commit); an update that matched no row is then
 // told apart as missing or fenced, and fails alone. The updates go out
-// as set-based statements (updateRuns), one per run of updates naming
-// each delivery once, in order.
+// in order as set-based statements (deliveryUpdateSetQ), one per run of
+// updates naming each delivery once (updateRuns); a run of one goes out
+// as DeliveryUpdate's statement.
 func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdate) ([]error, error) {
 	errs := make([]error, len(us))
 	if len(us) == 0 {
@@ -200,6 +201,10 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 	b.Queue("SET LOCAL synchronous_commit TO off")
 	missed := make([]bool, len(us))
 	for _, run := range updateRuns(us) {
+		if len(run) == 1 {
+			queueUpdate(b, us[run[0]], now, &missed[run[0]])
+			continue
+		}
 		var u updateBuf
 		for _, i := range run {
 			u.add(us[i])
@@ -241,6 +246,19 @@ func (s *Store) DeliveryUpdateMany(ctx context.Context, us []store.DeliveryUpdat
 		}
 	}
 	return errs, nil
+}
+
+// queueUpdate adds u alone to b (deliveryUpdateQ); *missed is set when it
+// updated nothing.
+func queueUpdate(b *pgx.Batch, u store.DeliveryUpdate, now time.Time, missed *bool) {
+	b.Queue(deliveryUpdateQ, updateArgs(u, now)...).Query(func(rows pgx.Rows) error {
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		*missed = n == 0
+		return rows.Err()
+	})
 }
 
 // deliveryKey names one delivery.
