@@ -70,7 +70,7 @@ func deliverySources(p *store.DeliveryListParams) []string {
 	if p.Trigger != "" {
 		trigger = ` AND trigger = ?4`
 	}
-	open := `deliveries_open WHERE space = ?1` + trigger + ` AND status IN ` + openStatuses + ` AND`
+	open := `deliveries_open WHERE space = ?1` + trigger + ` AND ` + openWhere + ` AND`
 	stoppedSeq := `deliveries_stopped_seq WHERE space = ?1` + trigger + ` AND ` + stoppedWhere + ` AND`
 	_, oneStopped := store.OneStopped(p.Statuses)
 	switch {

@@ -108,7 +108,7 @@ FROM g`)
 	open := deliveryListQuery(&p)
 	for _, tc := range []struct{ name, query string }{
 		{"index=deliveries_trigger", strings.Replace(strings.Replace(open, "deliveries_open", "deliveries_trigger", 1),
-			" AND status IN "+openStatuses, "", 1)},
+			" AND "+openWhere, "", 1)},
 		{"index=deliveries_open", open},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
