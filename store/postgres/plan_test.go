@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -206,6 +207,48 @@ func BenchmarkListParked(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestDeliveryUpdateSetPlans: the set-based completion of several
+// deliveries (deliveryUpdateSetQ) finds each by primary key and locks
+// their triggers' rows by primary key, among 100,000 deliveries, with a
+// custom plan and with a generic one: never a scan of the table.
+func TestDeliveryUpdateSetPlans(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	ctx := context.Background()
+	fillDeliveries(t, s)
+	var u updateBuf
+	for i := 100001; i <= 100010; i++ {
+		u.add(store.DeliveryUpdate{Space: "s", ID: fmt.Sprint("d", i), Epoch: 3, From: store.OpenDeliveryStatuses,
+			Status: store.DeliverySucceeded, Attempts: 1})
+	}
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN (COSTS OFF) "+deliveryUpdateSetQ, u.args(s.nowMicro())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		rows.Close()
+		_ = tx.Rollback(ctx)
+		if p := plan.String(); strings.Contains(p, "Seq Scan") || !strings.Contains(p, "deliveries_pkey") || !strings.Contains(p, "trigger_state_pkey") {
+			t.Errorf("%s:\n%s", mode, p)
 		}
 	}
 }
