@@ -16,7 +16,9 @@ import (
 // heldUpdates is a store whose delivery updates in transactions of their
 // own (DeliveryUpdateMany, the outcomes that write nothing) wait, once
 // held, until released; entered receives one signal per update batch
-// that starts waiting.
+// that starts waiting. Embedding the store.Store interface hides SQLite's
+// store.SingleWriter, so on SQLite too the outcomes take this path
+// instead of riding write groups.
 type heldUpdates struct {
 	store.Store
 	mu      sync.Mutex
