@@ -6,7 +6,9 @@
 // a commit to each watcher reading it (p50, p99), to the last watcher
 // reading it (p50, p99 over commits), the server's memory per idle
 // watcher, and the processor time per commit of the server and of the
-// clients, with the server's share in the kernel.
+// clients, with the server's share in the kernel; at 10,000 watchers, a
+// profile of both processes over the commits says which of the kernel's
+// work that share is (kprof, where perf is installed).
 package fanout
 
 import (
@@ -15,6 +17,7 @@ import (
 	"runtime"
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/bench/internal/kprof"
 	"github.com/eddy-run/eddy/bench/internal/report"
 )
 
@@ -37,6 +40,7 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%d watchers capped at %d by the open-file limit.", n, limit))
 			n = limit
 		}
+		l.profile = n >= targetSize
 		c.Log.Info("watch fan-out", "system", "eddy", "watchers", n)
 		var e, x figures
 		err := harness.Labeled(ctx, "system", fmt.Sprintf("eddy %d", n), harness.AsServed(func(ctx context.Context) (err error) {
@@ -56,6 +60,9 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		}
 		sec.Rows = append(sec.Rows, rows(n, e, x, l.commits)...)
 		sec.Notes = append(sec.Notes, cpuNote(n, e, x, l.commits))
+		if l.profile {
+			sec.Notes = append(sec.Notes, kernelNote(n, e.Kernel, x.Kernel))
+		}
 		if e.Missing > 0 || x.Missing > 0 {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%d watchers: %d eddy and %d etcd watchers missed rows.", n, e.Missing, x.Missing))
 		}
@@ -68,6 +75,20 @@ func Run(ctx context.Context, c harness.Config) (report.Section, error) {
 		harness.ServedNote,
 	)
 	return sec, nil
+}
+
+// kernelNote says where each process's samples went over the commits
+// at n watchers (kprof), eddy's e and etcd's x: what the kernel did of
+// the server's and the clients' time.
+func kernelNote(n int, e, x kernelProfile) string {
+	side := func(name string, k kernelProfile) string {
+		if k.Err != nil {
+			return name + ": not taken (" + k.Err.Error() + ")"
+		}
+		return fmt.Sprintf("%s server %s; its clients %s", name, kprof.Summary(k.Server), kprof.Summary(k.Clients))
+	}
+	return fmt.Sprintf("Kernel profile at %s watchers (perf record -g at %d Hz of the server and the clients over the commits, kernel frames by system call; a write(2) on loopback also runs the delivery into the reader's socket): %s. %s.",
+		report.Num(float64(n)), kprof.Hz, side("eddy", e), side("etcd", x))
 }
 
 // rows compares eddy's figures e with etcd's x at n watchers, over

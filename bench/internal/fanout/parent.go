@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/eddy-run/eddy/bench/internal/harness"
+	"github.com/eddy-run/eddy/bench/internal/kprof"
 )
 
 // figures is one system's result at one watcher count.
@@ -23,6 +25,16 @@ type figures struct {
 	// in ms, from the first commit to the last row reaching every
 	// watcher (commits included).
 	ServerUser, ServerSys float64
+	// Kernel is the profile of the same span when the load asked for
+	// one (load.profile).
+	Kernel kernelProfile
+}
+
+// kernelProfile is where the server's and the clients' samples went
+// over the commits, or why there is no profile.
+type kernelProfile struct {
+	Server, Clients kprof.Split
+	Err             error
 }
 
 // perCommit returns the server's and the clients' processor time per
@@ -46,8 +58,12 @@ func (f figures) kernelPerCommit(commits int) float64 {
 // or revision (etcd).
 type commit func(ctx context.Context, i int) (int64, error)
 
-// load is how hard the parent writes while the watchers listen.
-type load struct{ rate, commits int }
+// load is how hard the parent writes while the watchers listen, and
+// whether the commits are profiled (kprof).
+type load struct {
+	rate, commits int
+	profile       bool
+}
 
 // drive starts the child with env, waits for its watchers, measures the
 // memory they cost this process, commits at the load's rate, tells the
@@ -67,6 +83,7 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 	f.GoKiB, f.RSSKiB = f.GoKiB/1024, f.RSSKiB/1024
 	var lines strings.Builder
 	var last int64
+	prof := startProfile(ctx, l.profile, os.Getpid(), child.Pid())
 	cpu0 := harness.CPUNow()
 	err = harness.Paced(ctx, l.rate, l.commits, func(i int) error {
 		t0 := time.Now().UnixNano()
@@ -76,19 +93,66 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 		return err
 	})
 	if err != nil {
+		prof.stop(ctx)
 		return f, err
 	}
 	fmt.Fprintf(&lines, "end %d\n", last)
 	if err := child.Send(lines.String()); err != nil {
+		prof.stop(ctx)
 		return f, err
 	}
 	j, err := child.Expect("result ")
 	if err != nil {
+		prof.stop(ctx)
 		return f, err
 	}
 	cpu := harness.CPUNow().Since(cpu0)
+	f.Kernel = prof.stop(ctx)
 	f.ServerUser, f.ServerSys = ms(cpu.User), ms(cpu.Sys)
 	return f, json.Unmarshal([]byte(j), &f.result)
+}
+
+// profiling is a kernel profile of the server (this process) and the
+// clients under way, or why none is.
+type profiling struct {
+	s               *kprof.Session
+	server, clients int
+	err             error
+}
+
+// startProfile starts sampling server and clients when on; a profile
+// that cannot be taken is reported by stop, never failing the scenario.
+func startProfile(ctx context.Context, on bool, server, clients int) *profiling {
+	p := &profiling{server: server, clients: clients}
+	if !on {
+		return p
+	}
+	if p.s, p.err = kprof.Start(ctx, server, clients); p.err != nil {
+		return p
+	}
+	if p.err = p.s.Enable(); p.err != nil {
+		_, _ = p.s.Stop(ctx)
+		p.s = nil
+	}
+	return p
+}
+
+// stop ends the profile and returns what it found.
+func (p *profiling) stop(ctx context.Context) kernelProfile {
+	if p.s == nil {
+		return kernelProfile{Err: p.err}
+	}
+	s := p.s
+	p.s = nil
+	if err := s.Disable(); err != nil {
+		_, _ = s.Stop(ctx)
+		return kernelProfile{Err: err}
+	}
+	splits, err := s.Stop(ctx)
+	if err != nil {
+		return kernelProfile{Err: err}
+	}
+	return kernelProfile{Server: splits[p.server], Clients: splits[p.clients]}
 }
 
 // eddyFigures serves eddy on SQLite and watches Space with n streams.

@@ -42,6 +42,9 @@ func StartChild(ctx context.Context, c Config, name string, env []string) (*Chil
 	return &Child{name: name, cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
 }
 
+// Pid returns the child's process id.
+func (ch *Child) Pid() int { return ch.cmd.Process.Pid }
+
 // Send writes one command to the child.
 func (ch *Child) Send(s string) error {
 	if _, err := io.WriteString(ch.in, s); err != nil {
