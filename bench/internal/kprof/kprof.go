@@ -367,6 +367,9 @@ func syscallOf(frames []frame) string {
 // Summary says in one line where a process's samples went: its kernel
 // share, then every place holding at least 1% of them, largest first.
 func Summary(s Split) string {
+	if s.Samples == 0 {
+		return "no samples"
+	}
 	type kv struct {
 		place string
 		n     int

@@ -84,6 +84,12 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestSummaryOfNothing(t *testing.T) {
+	if s := Summary(Split{}); s != "no samples" {
+		t.Errorf("summary of no samples: %q", s)
+	}
+}
+
 func TestParseRejectsGarbage(t *testing.T) {
 	if _, err := Parse(strings.NewReader("not a pid\n\tffff x\n")); err == nil {
 		t.Fatal("parsed a sample line that holds no pid")
