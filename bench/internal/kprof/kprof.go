@@ -137,7 +137,7 @@ func (s *Session) start(ctx context.Context, bin string, pids []int) error {
 	go func() {
 		err := s.cmd.Wait()
 		if err != nil {
-			err = fmt.Errorf("perf record: %w: %s", err, strings.TrimSpace(out.String()))
+			err = fmt.Errorf("perf record: %w: %s", err, firstLine(out.String()))
 		}
 		s.done <- err
 	}()
@@ -203,9 +203,20 @@ func (s *Session) Stop(ctx context.Context) (map[int]Split, error) {
 	}
 	splits, perr := Parse(out)
 	if err := script.Wait(); err != nil {
-		return nil, fmt.Errorf("perf script: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("perf script: %w: %s", err, firstLine(stderr.String()))
 	}
 	return splits, perr
+}
+
+// firstLine returns the first non-blank line of perf's output, which
+// says why it failed (the rest advises the reader of a terminal).
+func firstLine(s string) string {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return "no output"
 }
 
 // interrupted reports whether perf record's exit came from the SIGINT

@@ -84,6 +84,18 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "no output",
+		"\n  \nError:\nAccess to performance monitoring is limited.\n": "Error:",
+		"one": "one",
+	} {
+		if got := firstLine(in); got != want {
+			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestSummaryOfNothing(t *testing.T) {
 	if s := Summary(Split{}); s != "no samples" {
 		t.Errorf("summary of no samples: %q", s)
