@@ -121,7 +121,7 @@ func (s *Session) start(ctx context.Context, bin string, pids []int) error {
 		ids[i] = strconv.Itoa(p)
 	}
 	var out strings.Builder
-	s.cmd = exec.CommandContext(ctx, bin, "record", "-q", "-g", "-F", strconv.Itoa(Hz), "-D", "-1",
+	s.cmd = exec.CommandContext(ctx, bin, "record", "-g", "-F", strconv.Itoa(Hz), "-D", "-1",
 		"--control", "fd:3,4", "-p", strings.Join(ids, ","), "-o", filepath.Join(s.dir, "perf.data"))
 	s.cmd.ExtraFiles = []*os.File{ctlR, ackW}
 	s.cmd.Stdout, s.cmd.Stderr = &out, &out
@@ -169,10 +169,16 @@ func (s *Session) command(cmd string) error {
 	}()
 	select {
 	case err := <-got:
-		if err != nil {
+		if err == nil {
+			return nil
+		}
+		select { // an acknowledgement pipe that ended: perf did, say why
+		case derr := <-s.done:
+			s.done <- derr
+			return fmt.Errorf("perf %s: perf ended: %v", cmd, derr)
+		case <-time.After(time.Second):
 			return fmt.Errorf("perf %s: %w", cmd, err)
 		}
-		return nil
 	case err := <-s.done:
 		s.done <- err
 		return fmt.Errorf("perf %s: perf ended: %v", cmd, err)

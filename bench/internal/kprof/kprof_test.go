@@ -108,6 +108,25 @@ func TestParseRejectsGarbage(t *testing.T) {
 	}
 }
 
+// TestNoSuchProcess checks that a perf that cannot attach is reported,
+// not waited for.
+func TestNoSuchProcess(t *testing.T) {
+	ctx := context.Background()
+	s, err := Start(ctx, 1<<30)
+	if errors.Is(err, ErrUnavailable) {
+		t.Skip("perf is not installed")
+	}
+	if err != nil {
+		return // refused at once: reported
+	}
+	errEnable := s.Enable()
+	_, errStop := s.Stop(ctx)
+	if errEnable == nil && errStop == nil {
+		t.Fatal("perf attached to no process and reported nothing")
+	}
+	t.Logf("enable: %v; stop: %v", errEnable, errStop)
+}
+
 // TestLive profiles this process writing to a loopback socket, where
 // perf can run: most of its samples must be in write(2), split into the
 // send path and the delivery to the reader.
