@@ -84,6 +84,7 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 	var lines strings.Builder
 	var last int64
 	prof := startProfile(ctx, l.profile, os.Getpid(), child.Pid())
+	defer prof.stop(ctx) // on failure; a no-op once stopped below
 	cpu0 := harness.CPUNow()
 	err = harness.Paced(ctx, l.rate, l.commits, func(i int) error {
 		t0 := time.Now().UnixNano()
@@ -93,17 +94,14 @@ func drive(ctx context.Context, c harness.Config, env []string, n int, l load, w
 		return err
 	})
 	if err != nil {
-		prof.stop(ctx)
 		return f, err
 	}
 	fmt.Fprintf(&lines, "end %d\n", last)
 	if err := child.Send(lines.String()); err != nil {
-		prof.stop(ctx)
 		return f, err
 	}
 	j, err := child.Expect("result ")
 	if err != nil {
-		prof.stop(ctx)
 		return f, err
 	}
 	cpu := harness.CPUNow().Since(cpu0)
@@ -137,7 +135,8 @@ func startProfile(ctx context.Context, on bool, server, clients int) *profiling 
 	return p
 }
 
-// stop ends the profile and returns what it found.
+// stop ends the profile and returns what it found; later calls end
+// nothing.
 func (p *profiling) stop(ctx context.Context) kernelProfile {
 	if p.s == nil {
 		return kernelProfile{Err: p.err}

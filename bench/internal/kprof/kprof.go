@@ -208,6 +208,7 @@ func (s *Session) Stop(ctx context.Context) (map[int]Split, error) {
 		return nil, fmt.Errorf("perf script: %w", err)
 	}
 	splits, perr := Parse(out)
+	_, _ = io.Copy(io.Discard, out) // what a failed Parse left, so perf script can end
 	if err := script.Wait(); err != nil {
 		return nil, fmt.Errorf("perf script: %w: %s", err, firstLine(stderr.String()))
 	}
