@@ -3,6 +3,7 @@ package watch
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eddy-run/eddy/changelog"
@@ -50,7 +51,11 @@ func (sh *spaceHub) fanOut(batch []item) {
 }
 
 // offer offers batch to every watcher in sh.snap and returns the number
-// of workers (and scratches) it used.
+// of workers (and scratches) it used. The workers take the watchers
+// fanChunk at a time from one counter rather than a fixed share each: a
+// worker the scheduler holds back (the clients share the processors)
+// leaves the rest of its share to the others, and the last watcher is
+// written to as soon as the workers together can.
 func (sh *spaceHub) offer(batch []item) int {
 	n := len(sh.snap)
 	if n == 0 {
@@ -71,13 +76,22 @@ func (sh *spaceHub) offer(batch []item) int {
 		offerAll(sh.snap, b, &sh.scratch[0])
 		return 1
 	}
-	per := (n + k - 1) / k
-	var wg sync.WaitGroup
-	for i := range k {
-		part := sh.snap[i*per : min(n, (i+1)*per)]
-		sc := &sh.scratch[i]
-		wg.Go(func() { offerAll(part, b, sc) })
+	var next atomic.Int64
+	work := func(sc *scratch) {
+		for {
+			hi := int(next.Add(fanChunk))
+			if hi-fanChunk >= n {
+				return
+			}
+			offerAll(sh.snap[hi-fanChunk:min(hi, n)], b, sc)
+		}
 	}
+	var wg sync.WaitGroup
+	for i := 1; i < k; i++ {
+		sc := &sh.scratch[i]
+		wg.Go(func() { work(sc) })
+	}
+	work(&sh.scratch[0])
 	wg.Wait()
 	return k
 }
