@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +25,7 @@ type hookServer struct {
 }
 
 func newHookServer(t *testing.T) *hookServer {
+	t.Helper()
 	h := &hookServer{}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.accept.Load() {
@@ -404,14 +404,4 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("the stream at 200 commits/s", func(t *testing.T) { streamLatency(t, s) })
-}
-
-// seqOf parses a seq header.
-func seqOf(t *testing.T, v string) int64 {
-	t.Helper()
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		t.Fatalf("seq %q: %v", v, err)
-	}
-	return n
 }

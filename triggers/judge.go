@@ -128,7 +128,7 @@ func live(t *Trigger, c *store.Commit, m *Result) Verdict {
 	if err != nil {
 		return Verdict{Stance: StanceError, Err: err}
 	}
-	return Verdict{Stance: out.Stance, Err: out.Err}
+	return Verdict(out)
 }
 
 // Admits applies a change source's prefilter to a row: its types, ops

@@ -66,16 +66,6 @@ var applySections = []applySection{{"types", "type"}, {"functions", "function"},
 // by name.
 type applyDocument map[string]map[string]json.RawMessage
 
-// parseTypesDocument reads a YAML or JSON document {types: {name: def}} and
-// returns each definition as JSON.
-func parseTypesDocument(data []byte) (map[string]json.RawMessage, error) {
-	doc, err := parseApplyDocument(data, applySections[:1])
-	if err != nil {
-		return nil, err
-	}
-	return doc["types"], nil
-}
-
 // parseApplyDocument reads a YAML or JSON document holding some of the
 // given sections, each a non-empty map from name to a definition map, and
 // returns the definitions as JSON.

@@ -15,9 +15,6 @@ import (
 const (
 	defaultFenceTimeout = 5 * time.Second
 	maxFenceTimeout     = 60 * time.Second
-	// fenceSlack is how much longer than the fence the client waits for
-	// the answer.
-	fenceSlack = 30 * time.Second
 )
 
 // fenceAnswer is the answer of GET .../fence.

@@ -249,26 +249,6 @@ func (a *app) printJSONPath(p *jsonPath, v any) error {
 	return err
 }
 
-// printJSON writes a JSON document to stdout, indented, without HTML
-// escapes.
-func (a *app) printJSON(body []byte) error {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil
-	}
-	var v json.RawMessage
-	if err := json.Unmarshal(body, &v); err != nil {
-		return fmt.Errorf("server answered with invalid JSON: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, unescapeHTML(body), "", "  "); err != nil {
-		return fmt.Errorf("server answered with invalid JSON: %w", err)
-	}
-	buf.WriteByte('\n')
-	_, err := a.stdout.Write(buf.Bytes())
-	return err
-}
-
 // unescapeHTML undoes encoding/json's HTML escapes (\u003c, \u003e,
 // \u0026) in a JSON document; they only ever occur inside strings, where
 // the plain characters mean the same.

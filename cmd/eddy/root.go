@@ -129,12 +129,6 @@ func cmpOr(s, def string) string {
 	return def
 }
 
-// resolveToken finds the token the way connect does (see findToken).
-func (a *app) resolveToken() (string, error) {
-	tok, _, err := a.findToken()
-	return tok, err
-}
-
 // findToken finds the token in --token, EDDY_TOKEN, the context's
 // token file or <data>/admin.token, in that order, and says which it
 // used.
