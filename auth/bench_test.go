@@ -20,6 +20,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	ctx := context.Background()
 	drivers := map[string]func(b *testing.B) store.Store{
 		"sqlite": func(b *testing.B) store.Store {
+			b.Helper()
 			st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "eddy.db"))
 			if err != nil {
 				b.Fatal(err)
@@ -27,6 +28,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			return st
 		},
 		"postgres": func(b *testing.B) store.Store {
+			b.Helper()
 			st, err := postgres.Open(ctx, pgtest.NewDatabase(b))
 			if err != nil {
 				b.Fatal(err)
@@ -65,6 +67,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 // listen runs st's notification listener, when it has one, until the
 // returned stop is called; it returns once the listener is connected.
 func listen(b *testing.B, st store.Store) (stop func()) {
+	b.Helper()
 	n, ok := st.(store.Notifier)
 	if !ok {
 		return func() {}

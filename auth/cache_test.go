@@ -79,6 +79,7 @@ func TestRevocationAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	opens := map[string]func(t *testing.T) func() store.Store{
 		"sqlite": func(t *testing.T) func() store.Store {
+			t.Helper()
 			path := filepath.Join(t.TempDir(), "eddy.db")
 			return func() store.Store {
 				st, err := sqlite.Open(context.Background(), path)
@@ -89,6 +90,7 @@ func TestRevocationAcrossProcesses(t *testing.T) {
 			}
 		},
 		"postgres": func(t *testing.T) func() store.Store {
+			t.Helper()
 			url := pgtest.NewDatabase(t)
 			return func() store.Store {
 				st, err := postgres.Open(context.Background(), url)

@@ -10,10 +10,10 @@ import (
 	"github.com/eddy-run/eddy/store"
 )
 
-// ambiguousCommit is a group transaction whose Commit failed after its
+// ambiguousCommitError is a group transaction whose Commit failed after its
 // commits were sent: the database may have committed them (the connection
 // broke after COMMIT reached the server) or not.
-type ambiguousCommit struct {
+type ambiguousCommitError struct {
 	err     error
 	space   string
 	writeID int64
@@ -25,10 +25,10 @@ type ambiguousCommit struct {
 }
 
 // Error implements error.
-func (e *ambiguousCommit) Error() string { return e.err.Error() }
+func (e *ambiguousCommitError) Error() string { return e.err.Error() }
 
 // Unwrap returns the Commit error.
-func (e *ambiguousCommit) Unwrap() error { return e.err }
+func (e *ambiguousCommitError) Unwrap() error { return e.err }
 
 // probeTuning says how many times, and how long apart at first, resolve
 // asks the store whether an ambiguous commit landed before answering
@@ -51,7 +51,7 @@ var errOutcomeUnknown = problem.New(problem.Unavailable,
 // the group's results, which are what it committed; not landed, the
 // Commit error (the caller retries); unknowable, errOutcomeUnknown with
 // amb.unknown set (the caller must not retry).
-func (l *Log) resolve(ctx context.Context, amb *ambiguousCommit, stats *GroupStats) ([]WriteResult, int64, error) {
+func (l *Log) resolve(ctx context.Context, amb *ambiguousCommitError, stats *GroupStats) ([]WriteResult, int64, error) {
 	landed, err := l.probe(ctx, amb)
 	switch {
 	case err != nil:
@@ -66,7 +66,7 @@ func (l *Log) resolve(ctx context.Context, amb *ambiguousCommit, stats *GroupSta
 
 // probe asks the store whether amb's first commit carries its write id,
 // retrying with backoff while the store cannot answer.
-func (l *Log) probe(ctx context.Context, amb *ambiguousCommit) (bool, error) {
+func (l *Log) probe(ctx context.Context, amb *ambiguousCommitError) (bool, error) {
 	wait := l.probing.backoff
 	var err error
 	for i := 0; i < l.probing.attempts; i++ {

@@ -172,12 +172,12 @@ func (f *Filter) Match(r *store.Row) bool {
 type Verdict uint8
 
 const (
-	// Rejected: the filter does not select the row.
+	// Rejected means the filter does not select the row.
 	Rejected Verdict = iota
-	// Selected: the filter selects the row.
+	// Selected means the filter selects the row.
 	Selected
-	// AskCommit: the row alone does not decide; CommitAllow judges its
-	// commit ((*Log).Admit and (*Log).Keep read it).
+	// AskCommit means the row alone does not decide: CommitAllow judges
+	// its commit ((*Log).Admit and (*Log).Keep read it).
 	AskCommit
 )
 

@@ -132,7 +132,7 @@ func soakWrite(lg *changelog.Log, m changelog.Mutation, keyed bool, key string) 
 
 // terminateBackends kills each other session of the database with
 // probability 1/2 every 150 ms until stop closes, then reports how many.
-func terminateBackends(t *testing.T, url string, stop <-chan struct{}, killed chan<- int) {
+func terminateBackends(t *testing.T, url string, stop <-chan struct{}, killed chan<- int) { //nolint:thelper // a goroutine of the soak test
 	ctx := context.Background()
 	total := 0
 	defer func() { killed <- total }()

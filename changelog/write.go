@@ -83,7 +83,7 @@ func (l *Log) runGroupTry(group []*pending, attempt int, hooked bool) {
 		l.runGroupTry(group, attempt, false)
 		return
 	}
-	var amb *ambiguousCommit
+	var amb *ambiguousCommitError
 	retry := err != nil
 	if errors.As(err, &amb) {
 		results, head, err = l.resolve(ctx, amb, &stats)
@@ -192,7 +192,7 @@ func groupRows(group []*pending) int {
 // commitTx applies the group in tx, runs its effects and (hooked) the
 // InCommit hook and commits it, remembering the state it leaves for the
 // next group's prediction. A failed Commit of a group that appended
-// commits is an *ambiguousCommit: they may have landed; one the hook's
+// commits is an *ambiguousCommitError: they may have landed; one the hook's
 // writes failed is an *inCommitError.
 func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string]*TypeDef, group []*pending, stats *GroupStats, writeID int64, hooked bool) ([]WriteResult, int64, error) {
 	space := group[0].req.Space
@@ -225,7 +225,7 @@ func (l *Log) commitTx(ctx context.Context, tx store.WriteTx, schemas map[string
 			// are answered alike when retried.
 			return nil, 0, fmt.Errorf("commit: %w", err)
 		}
-		return nil, 0, &ambiguousCommit{err: fmt.Errorf("commit: %w", err), space: space,
+		return nil, 0, &ambiguousCommitError{err: fmt.Errorf("commit: %w", err), space: space,
 			writeID: writeID, first: tx.Space().Head + 1, head: g.head, results: results}
 	}
 	finish(nil)

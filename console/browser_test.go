@@ -228,7 +228,7 @@ type page struct {
 }
 
 // on returns the tab driven by t.
-func (b *tab) on(t *testing.T) page { return page{t: t, tab: b} }
+func (b *tab) on(t *testing.T) page { t.Helper(); return page{t: t, tab: b} }
 
 // tab opens a new tab that lives until t ends. At the end of t it fails
 // on any script exception or console error the page raised (a content

@@ -29,7 +29,7 @@ const (
 // client watching the same stream over HTTP is the baseline. The figures
 // are logged, never asserted: what is asserted is that the browser
 // receives every row.
-func streamLatency(t *testing.T, s *stack) {
+func streamLatency(t *testing.T, s *stack) { //nolint:thelper // a subtest body
 	p := s.tab(t).on(t)
 	p.signIn(s.admin)
 	p.visible(`#stream-status[data-state="live"]`)
@@ -145,7 +145,7 @@ func watchBaseline(t *testing.T, s *stack, head int64) <-chan map[int64]time.Tim
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/v1/spaces/default/changes?watch=1&from=%d", s.srv.URL, head), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/spaces/default/changes?watch=1&from=%d", s.srv.URL, head), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

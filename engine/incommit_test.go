@@ -21,7 +21,7 @@ func freshDrivers(t *testing.T, fn func(t *testing.T, open opener)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, openSQLite) })
 	t.Run("postgres", func(t *testing.T) {
-		fn(t, func(t *testing.T) store.Store { return openPostgres(pgtest.NewDatabase(t))(t) })
+		fn(t, func(t *testing.T) store.Store { t.Helper(); return openPostgres(pgtest.NewDatabase(t))(t) })
 	})
 }
 
@@ -42,6 +42,7 @@ type scenario struct {
 // (which merges a batch's deliveries per entity) and no causality cap
 // (whose park rows land where the evaluator happens to write them).
 func heldScenario(t *testing.T, seed uint64) scenario {
+	t.Helper()
 	sc := newScenario(seed)
 	for name, raw := range sc.triggers {
 		var def map[string]any

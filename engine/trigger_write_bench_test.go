@@ -29,7 +29,7 @@ func BenchmarkWriteWithTrigger(b *testing.B) {
 	}
 }
 
-func benchWriteWithTrigger(b *testing.B, driver string, writers int) {
+func benchWriteWithTrigger(b *testing.B, driver string, writers int) { //nolint:thelper // a benchmark body
 	e := newBenchEnvOn(b, driver)
 	var called atomic.Int64
 	if err := e.reg.Register("count", func(context.Context, functions.Input) ([]changelog.Mutation, error) {

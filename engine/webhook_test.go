@@ -171,7 +171,7 @@ func TestWebhookFailures(t *testing.T) {
 func TestDiscardedDeliveryNeverSent(t *testing.T) {
 	t.Parallel()
 	gate := make(chan struct{})
-	h := newHook(t, func(w http.ResponseWriter) { <-gate; w.WriteHeader(200) }, status(200))
+	h := newHook(t, func(w http.ResponseWriter) { <-gate; w.WriteHeader(http.StatusOK) }, status(200))
 	var open sync.Once
 	release := func() { open.Do(func() { close(gate) }) }
 	t.Cleanup(release) // before the hook server closes, whatever failed

@@ -102,7 +102,7 @@ func (e *Egress) CheckURL(raw string) error {
 	e = egressOrDefault(e)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrEgressDenied, err)
+		return fmt.Errorf("%w: %w", ErrEgressDenied, err)
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -177,7 +177,7 @@ func (e *Egress) DialContext(ctx context.Context, network, addr string) (net.Con
 		Control: func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return fmt.Errorf("%w: %v", ErrEgressDenied, err)
+				return fmt.Errorf("%w: %w", ErrEgressDenied, err)
 			}
 			return e.checkAddr(host, ap.Addr().Unmap(), named)
 		}}

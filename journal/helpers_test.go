@@ -209,6 +209,7 @@ type replica struct {
 }
 
 func newReplica(t testing.TB) *replica {
+	t.Helper()
 	return &replica{t: t, cards: map[store.EntityKey]store.Record{}}
 }
 

@@ -2,6 +2,7 @@ package predicate
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -73,9 +74,7 @@ func TestCompileRecordErrors(t *testing.T) {
 }
 
 func asProblem(err error, pe **problem.Error) bool {
-	p, ok := err.(*problem.Error)
-	*pe = p
-	return ok
+	return errors.As(err, pe)
 }
 
 func TestRecordEqualities(t *testing.T) {

@@ -45,7 +45,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		h := newServer(b, Config{Log: lg, Auth: as, Logger: slog.New(l.h), Version: "bench"}).Handler()
 		b.Run(l.name, func(b *testing.B) {
 			for b.Loop() {
-				r := httptest.NewRequest("GET", "/api/v1/spaces/default", nil)
+				r := httptest.NewRequest(http.MethodGet, "/api/v1/spaces/default", nil)
 				r.Header.Set("Authorization", "Bearer "+secret)
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)

@@ -285,7 +285,7 @@ func TestPull(t *testing.T) {
 func TestReadsReadTheSpaceOnce(t *testing.T) {
 	t.Parallel()
 	counted := &storetest.SpaceReads{}
-	d := driver{"sqlite", func(t *testing.T) store.Store { counted.Store = openSQLite(t); return counted }}
+	d := driver{"sqlite", func(t *testing.T) store.Store { t.Helper(); counted.Store = openSQLite(t); return counted }}
 	e := newEnvWith(t, d, watch.Options{Heartbeat: testHeartbeat}, nil)
 	seedChanges(t, e)
 	for _, path := range []string{changesPath + "?from=0", changesPath, changesPath + "?from=4",

@@ -42,7 +42,7 @@ type driver struct {
 }
 
 var drivers = []driver{
-	{"sqlite", func(t *testing.T) store.Store { return openSQLite(t) }},
+	{"sqlite", func(t *testing.T) store.Store { t.Helper(); return openSQLite(t) }},
 	{"postgres", func(t *testing.T) store.Store {
 		t.Helper()
 		st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))

@@ -41,15 +41,15 @@ type openAPI struct {
 var (
 	specOnce sync.Once
 	spec     *openAPI
-	specErr  error
+	errSpec  error
 )
 
 // loadSpec parses docs/openapi.yaml once per test binary.
 func loadSpec(t *testing.T) *openAPI {
 	t.Helper()
-	specOnce.Do(func() { spec, specErr = parseSpec(specPath) })
-	if specErr != nil {
-		t.Fatalf("%s: %v", specPath, specErr)
+	specOnce.Do(func() { spec, errSpec = parseSpec(specPath) })
+	if errSpec != nil {
+		t.Fatalf("%s: %v", specPath, errSpec)
 	}
 	return spec
 }

@@ -24,6 +24,7 @@ var outageDrivers = []struct {
 	open func(t *testing.T) func() store.Store
 }{
 	{"sqlite", func(t *testing.T) func() store.Store {
+		t.Helper()
 		path := filepath.Join(t.TempDir(), "eddy.db")
 		return func() store.Store {
 			st, err := sqlite.Open(context.Background(), path)
@@ -34,6 +35,7 @@ var outageDrivers = []struct {
 		}
 	}},
 	{"postgres", func(t *testing.T) func() store.Store {
+		t.Helper()
 		url := pgtest.NewDatabase(t)
 		return func() store.Store {
 			st, err := postgres.Open(context.Background(), url)

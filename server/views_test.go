@@ -138,10 +138,10 @@ func TestViewSyncHTTP(t *testing.T) {
 		}
 		e.call(t, http.MethodPut, "/api/v1/spaces/default/entities/task/b", map[string]any{"project": "beta"}).want(http.StatusCreated)
 		reader := e.token(auth.CreateParams{Space: "default", Role: auth.RoleReader, Types: []string{"task"}})
-		for _, strat := range []string{"frozen", "keyset"} {
-			cursor, recs := e.viewSync(t, reader, "alpha", strat, 2)
+		for _, strategy := range []string{"frozen", "keyset"} {
+			cursor, recs := e.viewSync(t, reader, "alpha", strategy, 2)
 			if len(recs) != 5 || recs[0]["id"] != "t0" || recs[4]["version"] != 5.0 {
-				t.Fatalf("%s: records %v", strat, recs)
+				t.Fatalf("%s: records %v", strategy, recs)
 			}
 			e.patch(t, "/api/v1/spaces/default/entities/task/t0", map[string]any{"project": "gamma"}).want(http.StatusOK)
 			delta := e.do(t, req{Method: http.MethodGet, Path: viewPath("/alpha/delta?budget=10&cursor=" + url.QueryEscape(cursor)), Token: reader}).want(http.StatusOK).obj()

@@ -32,7 +32,7 @@ func BenchmarkWritePath(b *testing.B) {
 		n++
 		s := strconv.Itoa(n)
 		body := `{"mutations":[{"op":"put","type":"note","entityId":"h` + s + `","properties":{"n":` + s + `,"title":"row ` + s + `"}}]}`
-		r := httptest.NewRequest("POST", "/api/v1/spaces/default/mutations", bytes.NewReader([]byte(body)))
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/spaces/default/mutations", bytes.NewReader([]byte(body)))
 		r.Header.Set("Authorization", "Bearer "+secret)
 		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
@@ -46,6 +46,7 @@ func BenchmarkWritePath(b *testing.B) {
 
 // cpuTime returns the CPU time (user and system) the process used so far.
 func cpuTime(b *testing.B) time.Duration {
+	b.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)

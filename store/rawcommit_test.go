@@ -12,6 +12,7 @@ import (
 // wantArrayLen is arrayLen's oracle: encoding/json's count of a valid
 // array's elements (0 for any other valid value).
 func wantArrayLen(t testing.TB, raw []byte) (int, bool) {
+	t.Helper()
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return 0, false

@@ -41,7 +41,10 @@ func (o *storedObject) whole() (traits.Mapper, ref.Val) {
 		if m, ok := v.(traits.Mapper); ok && err == nil {
 			o.built = m
 		} else {
-			o.err = fmt.Errorf("%w: properties: %v", ErrBadInput, err)
+			if err == nil {
+				err = fmt.Errorf("a %T, not a map", v)
+			}
+			o.err = fmt.Errorf("%w: properties: %w", ErrBadInput, err)
 		}
 	}
 	if o.err != nil {
@@ -115,7 +118,7 @@ func (o *storedObject) Contains(key ref.Val) ref.Val {
 func (o *storedObject) Iterator() traits.Iterator {
 	m, bad := o.whole()
 	if bad != nil {
-		return emptyMap.(traits.Mapper).Iterator()
+		return emptyMap.Iterator()
 	}
 	return m.Iterator()
 }

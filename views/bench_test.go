@@ -79,7 +79,7 @@ func TestProjectionScales(t *testing.T) {
 		for _, n := range []int{1, 100, 10_000} {
 			x := NewIndex(benchViews(t, kind, n))
 			commits := benchCommits(n)
-			r := testing.Benchmark(func(b *testing.B) {
+			r := testing.Benchmark(func(b *testing.B) { //nolint:thelper // a benchmark body
 				for i := range b.N {
 					judgeCommit(x, commits[i%len(commits)])
 				}

@@ -88,10 +88,10 @@ func TestBootstrapEmpty(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(e *env) {
 		e.putView("alpha", alphaView)
-		for _, strat := range []string{Frozen, Keyset} {
-			pages := e.bootstrap("alpha", strat, 5, nil)
+		for _, strategy := range []string{Frozen, Keyset} {
+			pages := e.bootstrap("alpha", strategy, 5, nil)
 			if len(pages) != 1 || string(pages[0].Records) != "[]" || pages[0].Cursor == nil || !pages[0].Complete {
-				e.t.Fatalf("%s: %+v", strat, pages)
+				e.t.Fatalf("%s: %+v", strategy, pages)
 			}
 		}
 		for _, p := range []OpenParams{{PageSize: -1}, {PageSize: MaxPageSize + 1}, {Strategy: "lazy"}, {At: ptr(int64(9))}} {
@@ -114,19 +114,19 @@ func TestAsOfBootstrap(t *testing.T) {
 		at := e.write(patch("task", "a", `{"v":2}`)) // 4
 		e.write(patch("task", "a", `{"v":3}`), patch("task", "b", `{"project":"alpha"}`), del("task", "c"), put("task", "d", `{"project":"alpha"}`))
 		e.putView("alpha", alphaView)
-		for _, strat := range []string{Frozen, Keyset} {
-			pages := e.bootstrap("alpha", strat, 1, &at)
+		for _, strategy := range []string{Frozen, Keyset} {
+			pages := e.bootstrap("alpha", strategy, 1, &at)
 			c := newClient(e.t)
 			c.applyBootstrap(pages)
 			if got := fmt.Sprint(c.ids()); got != "[task/a@4 task/c@3]" {
-				e.t.Fatalf("%s as of %d: %s", strat, at, got)
+				e.t.Fatalf("%s as of %d: %s", strategy, at, got)
 			}
 			if v := string(c.records[store.EntityKey{Type: "task", ID: "a"}].Properties); v != `{"project":"alpha","v":2}` {
 				e.t.Fatalf("a as of %d: %s", at, v)
 			}
 			c.catchUp(e, "alpha", 100)
 			if got, want := c.ids(), e.truth("alpha"); !reflect.DeepEqual(got, want) {
-				e.t.Fatalf("%s: client %v, view %v", strat, got, want)
+				e.t.Fatalf("%s: client %v, view %v", strategy, got, want)
 			}
 		}
 	})
@@ -143,8 +143,8 @@ func TestBootstrapConvergence(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 5))
 		writeRandom(e, rng, 150)
 		for round := range 4 {
-			strat := []string{Keyset, Frozen}[round%2]
-			op, err := e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", PageSize: 1 + round*3, Strategy: strat, Reader: admin})
+			strategy := []string{Keyset, Frozen}[round%2]
+			op, err := e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", PageSize: 1 + round*3, Strategy: strategy, Reader: admin})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -163,10 +163,10 @@ func TestBootstrapConvergence(t *testing.T) {
 			}
 			c := newClient(e.t)
 			c.applyBootstrap(pages)
-			e.t.Logf("round %d %s: %d pages, %d records, truth %d", round, strat, len(pages), len(c.records), len(e.truth("alpha")))
+			e.t.Logf("round %d %s: %d pages, %d records, truth %d", round, strategy, len(pages), len(c.records), len(e.truth("alpha")))
 			c.catchUp(e, "alpha", 1+round*7)
 			if got, want := c.ids(), e.truth("alpha"); !reflect.DeepEqual(got, want) {
-				e.t.Fatalf("round %d (%s, %d pages): client\n%v\nview\n%v", round, strat, len(pages), got, want)
+				e.t.Fatalf("round %d (%s, %d pages): client\n%v\nview\n%v", round, strategy, len(pages), got, want)
 			}
 		}
 	})

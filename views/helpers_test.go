@@ -180,6 +180,7 @@ type client struct {
 }
 
 func newClient(t testing.TB) *client {
+	t.Helper()
 	return &client{t: t, records: map[store.EntityKey]store.Record{}, tomb: map[store.EntityKey]int64{}}
 }
 

@@ -23,12 +23,12 @@ func newResetEnv(e *env) resetEnv {
 	r := resetEnv{env: e}
 	pages := e.bootstrap("alpha", Keyset, 1, nil)
 	r.cursor = *pages[len(pages)-1].Cursor
-	for _, strat := range []string{Keyset, Frozen} {
-		op, err := e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", PageSize: 1, Strategy: strat, Reader: admin})
+	for _, strategy := range []string{Keyset, Frozen} {
+		op, err := e.svc.Open(e.ctx, OpenParams{Space: "s", View: "alpha", PageSize: 1, Strategy: strategy, Reader: admin})
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if strat == Keyset {
+		if strategy == Keyset {
 			r.keyset = op.Token
 		} else {
 			r.frozen = op.Token

@@ -129,19 +129,19 @@ func (h *Hub) ServeFunc(w http.ResponseWriter, r *http.Request, run StreamFunc) 
 // serve sends the response head, runs the stream and ends it. run runs
 // even when the head cannot be sent (the client is gone), on an ended
 // context, so that it always gets to clean up.
-func (st *Stream) serve(ctx context.Context, run StreamFunc) {
-	defer st.sink.close()
-	if err := start(st.sink); err != nil {
+func (s *Stream) serve(ctx context.Context, run StreamFunc) {
+	defer s.sink.close()
+	if err := start(s.sink); err != nil {
 		gone, cancel := context.WithCancel(ctx)
 		cancel()
-		_ = run(gone, st)
+		_ = run(gone, s)
 		return
 	}
-	err := run(ctx, st)
+	err := run(ctx, s)
 	var we *writeError
 	if errors.As(err, &we) && we.stalled {
-		st.h.stalls.Add(1)
-		st.sink.abort(stallFrame(st.h.opts.WriteTimeout))
+		s.h.stalls.Add(1)
+		s.sink.abort(stallFrame(s.h.opts.WriteTimeout))
 		return
 	}
 	if err == nil || we != nil || ctx.Err() != nil {
@@ -149,9 +149,9 @@ func (st *Stream) serve(ctx context.Context, run StreamFunc) {
 	}
 	pe := terminal(err)
 	if pe.Code == problem.Internal {
-		st.h.opts.Logger.ErrorContext(ctx, "stream failed", "err", err)
+		s.h.opts.Logger.ErrorContext(ctx, "stream failed", "err", err)
 	}
-	_ = st.sink.write(appendError(nil, pe))
+	_ = s.sink.write(appendError(nil, pe))
 }
 
 // start sends the response head before any line: a stream may stay

@@ -173,8 +173,9 @@ func (s *connSink) chunk(b []byte) net.Buffers {
 func (s *connSink) abort(frame []byte) {
 	// A fresh size line: the pending one may still use s.size.
 	size := append(strconv.AppendInt(nil, int64(len(frame)), 16), crlf...)
-	bufs := append(s.pending, size, frame, []byte("\r\n0\r\n\r\n"))
+	bufs := s.pending // taken over: the sink ends here
 	s.pending = nil
+	bufs = append(bufs, size, frame, []byte("\r\n0\r\n\r\n"))
 	_ = s.conn.SetWriteDeadline(time.Now().Add(abortGrace))
 	_, _ = bufs.WriteTo(s.conn)
 	s.ended = true

@@ -99,7 +99,7 @@ func TestApplyDryRunDiffPrune(t *testing.T) {
 
 	// diff shows each change; --prune what would be deleted.
 	changed := strings.Replace(configDoc, "url: https://example.com/hook", "url: https://example.com/other", 1)
-	changed = changed[:strings.Index(changed, "views:")] // no views
+	changed, _, _ = strings.Cut(changed, "views:") // no views
 	changed = strings.Replace(changed, "  on-task:", "  on-task-2:", 1)
 	if err := os.WriteFile(file, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,11 @@ func TestExportRoundTrips(t *testing.T) {
 		}
 	}
 	s.runWith(t, cliOptions{stdin: strings.Join(kept, "\n")}, "apply", "-f", "-").ok(t)
-	s.runWith(t, cliOptions{stdin: configDoc[strings.Index(configDoc, "views:"):]}, "apply", "-f", "-").ok(t)
+	_, views, ok := strings.Cut(configDoc, "views:")
+	if !ok {
+		t.Fatal("configDoc has no views")
+	}
+	s.runWith(t, cliOptions{stdin: "views:" + views}, "apply", "-f", "-").ok(t)
 
 	first := s.run(t, "export").ok(t).stdout
 	for _, want := range []string{"types:\n  task:\n", "functions:\n", "triggers:\n", "views:\n  open:\n"} {

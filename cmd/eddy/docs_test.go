@@ -90,7 +90,7 @@ func eddyBinary(t *testing.T) string {
 
 // runDoc starts a server in a fresh directory and runs the document's
 // blocks there in one bash process.
-func runDoc(t *testing.T, name string, blocks []doctest.Block) {
+func runDoc(t *testing.T, name string, blocks []doctest.Block) { //nolint:thelper // a subtest body
 	bin := eddyBinary(t)
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {

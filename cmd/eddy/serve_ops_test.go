@@ -61,7 +61,7 @@ func noEnv(string) string { return "" }
 // get sends a GET with an optional bearer token and returns status and body.
 func get(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestServeCORSOrigin(t *testing.T) {
 	t.Parallel()
 	base, _, stop := startServeUntil(t, noEnv, "listening on", "--cors-origin", "https://app.example", "--cors-origin", "http://localhost:5173")
 	for origin, want := range map[string]int{"https://app.example": 204, "http://localhost:5173": 204, "https://other.example": 401} {
-		req, _ := http.NewRequest("OPTIONS", base+"/api/v1/spaces/default/entities/task/t1", nil)
+		req, _ := http.NewRequest(http.MethodOptions, base+"/api/v1/spaces/default/entities/task/t1", nil)
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Access-Control-Request-Method", "PUT")
 		res, err := http.DefaultClient.Do(req)

@@ -33,7 +33,7 @@ func EnvInt(name string, def int) int {
 // its standard input.
 func Child(tb testing.TB, env ...string) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(os.Args[0], "-test.run=^$") //nolint:noctx // it ends when its input closes, after the test's context
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -52,20 +52,20 @@ type Server struct {
 // New opens eddy on driver (SQLite or Postgres: a fresh database that is
 // dropped after the test) with a fast trigger engine and serves it until
 // the test ends.
-func New(t testing.TB, driver string) *Server {
-	t.Helper()
-	s := &Server{t: t, dir: t.TempDir()}
+func New(tb testing.TB, driver string) *Server {
+	tb.Helper()
+	s := &Server{t: tb, dir: tb.TempDir()}
 	if driver == Postgres {
-		s.dbURL = pgtest.NewDatabase(t)
+		s.dbURL = pgtest.NewDatabase(tb)
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
+	tb.Cleanup(s.srv.Close)
 	s.URL = s.srv.URL
 	s.Start()
-	t.Cleanup(s.Stop) // before srv.Close: streams end first
+	tb.Cleanup(s.Stop) // before srv.Close: streams end first
 	_, secret, err := s.eddy.Auth().Create(context.Background(), auth.CreateParams{Space: auth.AllSpaces, Role: auth.RoleAdmin, Actor: "owner"})
 	if err != nil {
-		t.Fatalf("create admin token: %v", err)
+		tb.Fatalf("create admin token: %v", err)
 	}
 	s.Admin = secret
 	return s
@@ -104,7 +104,7 @@ func (s *Server) Start() {
 	if err != nil {
 		s.t.Fatalf("server: %v", err)
 	}
-	var h http.Handler = api.Handler()
+	h := api.Handler()
 	s.eddy = e
 	s.h.Store(&h)
 }

@@ -2,6 +2,7 @@ package ijson
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -73,14 +74,14 @@ func TestCursorAgreesWithCheck(t *testing.T) {
 			err = c.End()
 		}
 		want := Check([]byte(text))
-		if kindOf(err) != kindOf(want) {
+		if !errors.Is(kindOf(err), kindOf(want)) {
 			t.Errorf("%.40q: cursor %v, Check %v", text, err, want)
 		}
 	}
 }
 
 func kindOf(err error) error {
-	if e, ok := err.(*Error); ok {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return err

@@ -20,24 +20,24 @@ const (
 // Until checks cond every Interval until it holds, failing the test
 // (naming what it waited for) after Timeout or when the test's context
 // ends.
-func Until(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	Within(t, Timeout, what, cond)
+func Until(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	Within(tb, Timeout, what, cond)
 }
 
 // Within is Until with another timeout.
-func Within(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
+func Within(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(Interval)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		select {
-		case <-t.Context().Done():
-			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
+		case <-tb.Context().Done():
+			tb.Fatalf("waiting for %s: %v", what, tb.Context().Err())
 		case <-tick.C:
 		}
 	}

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -32,7 +33,7 @@ func TestSealOpen(t *testing.T) {
 		"not base64url":       func() ([]byte, error) { return c.Open('c', "not a token!") },
 		"too long to look at": func() ([]byte, error) { return c.Open('c', string(make([]byte, MaxLen+1))) },
 	} {
-		if _, err := bad(); err != ErrBad {
+		if _, err := bad(); !errors.Is(err, ErrBad) {
 			t.Errorf("%s: %v, want ErrBad", name, err)
 		}
 	}

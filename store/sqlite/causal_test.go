@@ -40,6 +40,9 @@ func TestCausedByPlan(t *testing.T) {
 			}
 			plan = append(plan, detail)
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 		rows.Close()
 		if !strings.Contains(strings.Join(plan, "\n"), "USING INDEX commits_caused_by (space=? AND caused_by=?)") {
 			t.Errorf("analyzed=%t: plan does not search commits_caused_by:\n%s", analyzed, strings.Join(plan, "\n"))

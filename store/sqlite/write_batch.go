@@ -33,7 +33,11 @@ func multiRow(single string, cols int, tail string) map[int]string {
 	i := strings.Index(single, tuple)
 	head, rest := single[:i], ""
 	if tail != "" {
-		rest = " " + single[strings.Index(single, tail):]
+		_, after, ok := strings.Cut(single, tail)
+		if !ok {
+			panic("sqlite: " + tail + " not in " + single)
+		}
+		rest = " " + tail + after
 	}
 	out := make(map[int]string, len(batchSizes))
 	for _, n := range batchSizes {

@@ -13,6 +13,7 @@ import (
 // DeliveryBacklog's (the open and parked ones alone). run executes one
 // statement; every call's counts are checked.
 func BenchDeliveryStats(b *testing.B, run func(q string) (store.DeliveryStats, error), before, stats, backlog string) {
+	b.Helper()
 	for _, tc := range []struct {
 		name, q string
 		want    int

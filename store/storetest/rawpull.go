@@ -158,6 +158,7 @@ func encode(t interface{ Fatal(...any) }, v any, html bool) []byte {
 // ChangeCount is counted from their changes, and a read that leaves out
 // the changes of other types (ChangesOf) still reads theirs.
 func ExerciseUncounted(t *testing.T, st store.Store, forget func(ctx context.Context) error) {
+	t.Helper()
 	h := newHarness(t, func(*testing.T) store.Store { return st }, changelog.Options{})
 	h.write(put("task", "t1", `{"n":1}`), put("note", "n1", `{"a":1}`), put("note", "n2", `{"b":2}`))
 	h.write(merge("note", "n1", "n2"))

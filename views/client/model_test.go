@@ -217,8 +217,12 @@ func (m *model) bootstrapTwice(ctx context.Context, v *api.View) {
 			}
 		}
 		if prev != nil {
-			if a, err := m.mv.ApplyBootstrap(ctx, *prev); err != nil || !a.Duplicate {
-				return fmt.Errorf("an older bootstrap page again: %+v %v", a, err)
+			a, err := m.mv.ApplyBootstrap(ctx, *prev)
+			if err != nil {
+				return fmt.Errorf("an older bootstrap page again: %w", err)
+			}
+			if !a.Duplicate {
+				return fmt.Errorf("an older bootstrap page again: %+v, not a duplicate", a)
 			}
 		}
 		prev = &p

@@ -182,7 +182,7 @@ func checkDelta(p *views.DeltaPage) error {
 		last = cm.Seq
 		for _, ch := range cm.Changes {
 			if err := checkChange(&ch); err != nil {
-				return fmt.Errorf("%w: commit %d: %s", ErrBadPage, cm.Seq, err)
+				return fmt.Errorf("%w: commit %d: %w", ErrBadPage, cm.Seq, err)
 			}
 		}
 	}

@@ -111,7 +111,7 @@ type Pending struct {
 
 // ClientState is the local store of a MultiViewClient. Every change goes
 // through one StateTx, committed whole or not at all.
-type ClientState interface {
+type ClientState interface { //nolint:revive // the whole client's state (every view's records and cursor); State alone reads as one view's
 	// Begin opens a transaction; only one is open at a time (Begin waits).
 	Begin(ctx context.Context) (StateTx, error)
 	// Close releases the state.

@@ -45,6 +45,7 @@ func TestArenaCommits(t *testing.T) {
 // scanRow scans c into a as a driver does, with ts as read (in its own
 // zone), and adds it.
 func scanRow(t testing.TB, a *Arena, c store.RawCommit, ts time.Time) {
+	t.Helper()
 	scanCols(t, a, c.Seq, ts, columns(c), nil)
 }
 
@@ -58,11 +59,13 @@ func columns(c store.RawCommit) [][]byte {
 // does, a nil column is NULL and an empty one is not; the row has no
 // stored change count.
 func scanCols(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte, scratch []byte) {
+	t.Helper()
 	scanCounted(t, a, seq, ts, cols, scratch, nil)
 }
 
 // scanCounted is scanCols with the row's stored change count (nil: none).
 func scanCounted(t testing.TB, a *Arena, seq int64, ts time.Time, cols [][]byte, scratch []byte, count *int32) {
+	t.Helper()
 	dest := a.Dest()
 	*dest[0].(*int64), *dest[1].(*time.Time) = seq, ts
 	for i, v := range cols {
@@ -192,6 +195,7 @@ func TestArenaEmpty(t *testing.T) {
 // scanWire scans a wire row into a through RowDest, as Rows's driver
 // does, reusing and clearing a scratch buffer, and adds it.
 func scanWire(t testing.TB, a *Arena, r store.Row, ts time.Time) {
+	t.Helper()
 	dest := a.RowDest()
 	if len(dest) != 7 {
 		t.Fatalf("RowDest has %d columns, want 7", len(dest))
@@ -199,12 +203,11 @@ func scanWire(t testing.TB, a *Arena, r store.Row, ts time.Time) {
 	*dest[0].(*int64), *dest[1].(*time.Time) = r.Seq, ts
 	var scratch []byte
 	for i, v := range [][]byte{[]byte(r.Actor), []byte(r.Op), []byte(r.EntityID), []byte(r.Type), r.Payload} {
-		buf := append(scratch[:0], v...)
-		if err := dest[2+i].(scanner).ScanBytes(buf); err != nil {
+		scratch = append(scratch[:0], v...)
+		if err := dest[2+i].(scanner).ScanBytes(scratch); err != nil {
 			t.Fatal(err)
 		}
-		clear(buf)
-		scratch = buf
+		clear(scratch) // reused, as a driver reuses its buffer: ScanBytes must copy
 	}
 	a.Add()
 }

@@ -21,6 +21,7 @@ func resetSpares() {
 // sparePage reads a page of n commits like c (seqs from first) into a
 // new arena and returns it with its memory.
 func sparePage(t testing.TB, c store.RawCommit, first int64, n int) ([]store.RawCommit, *Memory) {
+	t.Helper()
 	ts := c.TS
 	cols, scratch := columns(c), make([]byte, 0, 1024)
 	a := NewArena(n, len(c.Payload)+len(c.Changes)+len(c.Receipt)+len(c.Provenance))
