@@ -53,9 +53,10 @@ func main() {
 	flag.StringVar(&opts.pg, "pg", harness.PGURLFromEnv(), "PostgreSQL server (a fresh database is created per measurement)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(ctx, opts, logger); err != nil {
+	err := run(ctx, opts, logger)
+	stop()
+	if err != nil {
 		logger.Error("eddybench failed", "err", err)
 		os.Exit(1)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -85,12 +86,12 @@ func scanAll(ctx context.Context, e *harness.Eddy, query string, dest ...any) (i
 }
 
 // watcher streams the space from 0 over HTTP until the row with seq last.
-func watcher(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
+func watcher(ctx context.Context, e *harness.Eddy, last int64) (_ int64, err error) {
 	srv, err := e.Serve(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer srv.Stop()
+	defer func() { err = errors.Join(err, srv.Stop()) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+harness.WatchPath(0), nil)
 	if err != nil {
 		return 0, err
@@ -126,12 +127,12 @@ func watcher(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
 // page whole and takes nextCursor and hasMore from its end (the commits
 // are counted by the cursor's advance: one row per commit, seqs without
 // gaps).
-func pull(ctx context.Context, e *harness.Eddy, last int64) (int64, error) {
+func pull(ctx context.Context, e *harness.Eddy, last int64) (_ int64, err error) {
 	srv, err := e.Serve(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer srv.Stop()
+	defer func() { err = errors.Join(err, srv.Stop()) }()
 	var buf bytes.Buffer
 	var n int64
 	for cursor, more := int64(0), true; more; {

@@ -8,6 +8,7 @@ package consume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func measure(ctx context.Context, c harness.Config, s system, n int) (fromSend, 
 	if err != nil {
 		return nil, nil, err
 	}
-	defer done()
+	defer func() { err = errors.Join(err, done()) }()
 	paced := func(from, to int) error {
 		return harness.Paced(ctx, rate, to-from, func(i int) error {
 			p.send(from + i)

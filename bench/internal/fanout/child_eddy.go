@@ -23,7 +23,7 @@ func openEddy(addr, token string, w *watchers) (func(), error) {
 	ready.Add(len(conns))
 	for i := range conns {
 		sem <- struct{}{}
-		c, err := net.Dial("tcp", addr)
+		c, err := net.Dial("tcp", addr) //nolint:noctx // the child process is the context: its parent ends it
 		if err != nil {
 			return nil, fmt.Errorf("dial watcher %d: %w", i, err)
 		}

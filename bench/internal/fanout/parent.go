@@ -155,7 +155,7 @@ func (p *profiling) stop(ctx context.Context) kernelProfile {
 }
 
 // eddyFigures serves eddy on SQLite and watches Space with n streams.
-func eddyFigures(ctx context.Context, c harness.Config, n int, l load) (figures, error) {
+func eddyFigures(ctx context.Context, c harness.Config, n int, l load) (_ figures, err error) {
 	e, err := harness.OpenEddy(ctx, c, harness.SQLite)
 	if err != nil {
 		return figures{}, err
@@ -165,7 +165,7 @@ func eddyFigures(ctx context.Context, c harness.Config, n int, l load) (figures,
 	if err != nil {
 		return figures{}, err
 	}
-	defer srv.Stop()
+	defer func() { err = errors.Join(err, srv.Stop()) }()
 	env := []string{envClient + "=eddy", envAddr + "=" + strings.TrimPrefix(srv.URL, "http://"), envToken + "=" + srv.Token,
 		envWatchers + "=" + strconv.Itoa(n)}
 	return drive(ctx, c, env, n, l, func(ctx context.Context, i int) (int64, error) {

@@ -43,6 +43,7 @@ func TestChild(t *testing.T) {
 	}
 	c := Config{Self: self, Quick: true, PGAdminURL: "postgres://x"}
 	start := func(t *testing.T) *Child {
+		t.Helper()
 		ch, err := StartChild(context.Background(), c, "echo child", append(c.ChildEnv("/scratch"), envEcho+"=1"))
 		if err != nil {
 			t.Fatal(err)

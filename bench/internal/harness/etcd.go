@@ -66,7 +66,7 @@ func (x *Etcd) Close() error {
 
 // loopbackURL returns http://127.0.0.1:<a port free right now>.
 func loopbackURL() (*url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0") //nolint:noctx // held for an instant, to pick a free port
 	if err != nil {
 		return nil, fmt.Errorf("etcd: pick a port: %w", err)
 	}

@@ -37,7 +37,7 @@ func (e *Eddy) Serve(ctx context.Context) (*Served, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eddy: %w", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("eddy: listen: %w", err)
 	}
@@ -62,7 +62,7 @@ func (e *Eddy) ServeAsCLI(ctx context.Context, role string) (*Served, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eddy: %w", err)
 	}
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	raw, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("eddy: listen: %w", err)
 	}

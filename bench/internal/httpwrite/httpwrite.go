@@ -11,6 +11,7 @@ package httpwrite
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -88,7 +89,7 @@ func runOne(ctx context.Context, c harness.Config, tune func(*eddy.Config), roun
 	if err != nil {
 		return nil, nil, err
 	}
-	defer srv.Stop()
+	defer func() { err = errors.Join(err, srv.Stop()) }()
 	var n atomic.Int64 // every commit puts a new entity
 	ops := map[string]func(context.Context, int64) error{
 		viaHTTP:   httpPut(srv, &n),

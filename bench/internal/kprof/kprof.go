@@ -175,13 +175,13 @@ func (s *Session) command(cmd string) error {
 		select { // an acknowledgement pipe that ended: perf did, say why
 		case derr := <-s.done:
 			s.done <- derr
-			return fmt.Errorf("perf %s: perf ended: %v", cmd, derr)
+			return fmt.Errorf("perf %s: perf ended: %w", cmd, derr)
 		case <-time.After(time.Second):
 			return fmt.Errorf("perf %s: %w", cmd, err)
 		}
 	case err := <-s.done:
 		s.done <- err
-		return fmt.Errorf("perf %s: perf ended: %v", cmd, err)
+		return fmt.Errorf("perf %s: perf ended: %w", cmd, err)
 	case <-time.After(ackTimeout):
 		return fmt.Errorf("perf %s: no acknowledgement in %v", cmd, ackTimeout)
 	}
