@@ -20,7 +20,8 @@ import (
 // commit can judge, and for a when whose budget runs out. A watcher
 // whose queue holds more than TailSize rows is dropped to catch-up reads.
 
-// fanChunk is the fewest watchers worth a fan-out worker of their own.
+// fanChunk is the fewest watchers worth a fan-out worker of their own,
+// and how many a worker takes at a time (spaceHub.offer).
 const fanChunk = 256
 
 // scratch is a fan-out worker's buffers.

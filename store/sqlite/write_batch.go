@@ -30,13 +30,10 @@ var (
 // on (an ON CONFLICT clause) follows the tuples.
 func multiRow(single string, cols int, tail string) map[int]string {
 	tuple := "(?" + strings.Repeat(", ?", cols-1) + ")"
-	i := strings.Index(single, tuple)
-	head, rest := single[:i], ""
+	head, _ := cutOrPanic(single, tuple)
+	rest := ""
 	if tail != "" {
-		_, after, ok := strings.Cut(single, tail)
-		if !ok {
-			panic("sqlite: " + tail + " not in " + single)
-		}
+		_, after := cutOrPanic(single, tail)
 		rest = " " + tail + after
 	}
 	out := make(map[int]string, len(batchSizes))
@@ -44,6 +41,15 @@ func multiRow(single string, cols int, tail string) map[int]string {
 		out[n] = head + strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ") + rest
 	}
 	return out
+}
+
+// cutOrPanic is strings.Cut of the statements above, which hold sep.
+func cutOrPanic(s, sep string) (before, after string) {
+	before, after, ok := strings.Cut(s, sep)
+	if !ok {
+		panic("sqlite: " + sep + " not in " + s)
+	}
+	return before, after
 }
 
 // AppendBatch is Append for each commit in order, with its records, as
