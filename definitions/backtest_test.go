@@ -30,6 +30,7 @@ func putTask(id, props string) changelog.Mutation {
 func TestBacktest(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		f.putFunction("notify", `{"kind": "expr", "code": "nil"}`)
 		f.putTrigger("done", `{"source": {"changes": {"types": ["task"],

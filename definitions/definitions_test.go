@@ -136,6 +136,7 @@ func wantProblem(t *testing.T, err error, code, field string) *problem.Error {
 func TestFunctions(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		secret := "whsec_" + strings.Repeat("QUJD", 8)
 		fn, created, err := f.svc.PutFunction(ctx, "s", "hook", []byte(`{"kind": "webhook", "url": "http://127.0.0.1:9000/hook", "secret": "`+secret+`"}`))
@@ -176,6 +177,7 @@ func TestFunctions(t *testing.T) {
 func TestDeleteFunctionInUse(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		f.putFunction("stamp", `{"kind": "go", "handler": "stamp"}`)
 		f.putTrigger("b", `{"source": {"changes": {}}, "function": "stamp"}`)
@@ -201,6 +203,7 @@ func TestDeleteFunctionInUse(t *testing.T) {
 func TestPutTrigger(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		_, _, err := f.svc.PutTrigger(ctx, "s", "t", []byte(`{"source": {"changes": {}}, "function": "missing"}`))
 		wantProblem(t, err, problem.BadRequest, "function")
@@ -251,6 +254,7 @@ func TestPutTrigger(t *testing.T) {
 func TestTestFunction(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		f.write(changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"status": "todo"}`)})
 		seq := f.write(changelog.Mutation{Op: changelog.OpPatch, Type: "task", EntityID: "t1", Patch: json.RawMessage(`{"status": "done"}`)})
@@ -311,6 +315,7 @@ func TestTestFunction(t *testing.T) {
 func TestTestWebhook(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		seq := f.write(changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"n": 1}`)})
 		secret := "whsec_" + strings.Repeat("QUJD", 8)
 		f.putFunction("hook", `{"kind": "webhook", "url": "http://127.0.0.1:9000/hook", "secret": "`+secret+`"}`)
@@ -351,6 +356,7 @@ func TestTestWebhook(t *testing.T) {
 func TestTestGoFunction(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		seq := f.write(changelog.Mutation{Op: changelog.OpPut, Type: "task", EntityID: "t1", Properties: json.RawMessage(`{"n": 1}`)})
 		f.putFunction("sync", `{"kind": "go", "handler": "sync-to-crm", "writes": ["task"]}`)
@@ -404,6 +410,7 @@ func TestTestGoFunction(t *testing.T) {
 func TestGoFunctionRegistered(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		f.putFunction("a", `{"kind": "go", "handler": "known"}`)
 		f.putFunction("b", `{"kind": "go", "handler": "unknown"}`)

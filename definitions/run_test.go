@@ -48,6 +48,7 @@ func (f *fixture) checkRunWrite(res RunResult, trigger string, cause int64, dept
 func TestRun(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		f.putFunction("complete", `{"kind": "expr", "writes": ["task"],
 			"code": "patch('task', entity.id, {'seen': before == nil ? 'new' : before.properties.status})"}`)
@@ -99,6 +100,7 @@ func TestRun(t *testing.T) {
 func TestRunGoAndCap(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
 		ctx := context.Background()
 		var got functions.Input
 		err := f.handlers.Register("mark", func(_ context.Context, in functions.Input) ([]changelog.Mutation, error) {
@@ -159,31 +161,11 @@ func jsonInt(n int) string {
 func TestRunWebhook(t *testing.T) {
 	t.Parallel()
 	secret := "whsec_" + strings.Repeat("QUJD", 8)
-	causes := make(chan string, 8)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if err := functions.Verify(secret, r.Header, body, 5*time.Minute); err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		var req functions.Request
-		if err := json.Unmarshal(body, &req); err != nil || req.Delivery != r.Header.Get(functions.HeaderID) || req.Entity == nil {
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		if r.URL.Path == "/fail" {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		if r.Header.Get("Eddy-Cause") == "" {
-			http.Error(w, "no Eddy-Cause token", http.StatusBadRequest)
-			return
-		}
-		causes <- r.Header.Get("Eddy-Cause")
-		_, _ = io.WriteString(w, `{"actions": [{"op": "patch", "type": "task", "entityId": "`+req.Entity.ID+`", "patch": {"hooked": true}}]}`)
-	}))
-	t.Cleanup(hook.Close)
 	forEachDriver(t, func(f *fixture) {
+		t := f.t
+		// Each driver's subtest has its own hook: the subtests run in
+		// parallel, and a cause token is signed with its store's key.
+		hook, causes := newCauseHook(t, secret)
 		ctx := context.Background()
 		f.putFunction("hook", `{"kind": "webhook", "url": "`+hook.URL+`/ok", "secret": "`+secret+`", "writes": ["task"], "timeout": "5s"}`)
 		f.putFunction("fail", `{"kind": "webhook", "url": "`+hook.URL+`/fail", "secret": "`+secret+`", "writes": ["task"]}`)
@@ -214,4 +196,37 @@ func TestRunWebhook(t *testing.T) {
 			}
 		}
 	})
+}
+
+// newCauseHook starts a webhook that checks each request's signature
+// with secret and body, fails on /fail, and on any other path sends the
+// request's Eddy-Cause token on causes and answers with a patch of the
+// entity.
+func newCauseHook(t *testing.T, secret string) (*httptest.Server, <-chan string) {
+	t.Helper()
+	causes := make(chan string, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := functions.Verify(secret, r.Header, body, 5*time.Minute); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		var req functions.Request
+		if err := json.Unmarshal(body, &req); err != nil || req.Delivery != r.Header.Get(functions.HeaderID) || req.Entity == nil {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if r.Header.Get("Eddy-Cause") == "" {
+			http.Error(w, "no Eddy-Cause token", http.StatusBadRequest)
+			return
+		}
+		causes <- r.Header.Get("Eddy-Cause")
+		_, _ = io.WriteString(w, `{"actions": [{"op": "patch", "type": "task", "entityId": "`+req.Entity.ID+`", "patch": {"hooked": true}}]}`)
+	}))
+	t.Cleanup(hook.Close)
+	return hook, causes
 }

@@ -19,6 +19,7 @@ import (
 // exactly once, in commit order.
 func TestConcurrentWritersAndReader(t *testing.T) {
 	forEachDriver(t, Options{SafeWindow: 2 * time.Second}, func(e *env) {
+		t := e.t
 		const writers, each = 4, 25
 		ses := e.session(alice())
 		var wg sync.WaitGroup
@@ -91,6 +92,7 @@ func (e *env) owed(c Client) []string {
 // access rule over entity and user, and the token's type allow-list).
 func TestAuthReader(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		if _, err := e.log.PutType(e.ctx, "s", "doc", []byte(`{"access":{"read":"user in entity.properties.members"}}`)); err != nil {
 			t.Fatal(err)
 		}

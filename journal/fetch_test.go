@@ -14,6 +14,7 @@ import (
 // rebuild exactly what the user may read.
 func TestInitialFetchMatchesSession(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		e.write(put("doc", "d1", `{"members":["alice"],"v":1}`))
 		e.write(put("doc", "d2", `{"members":["bob"]}`))
 		e.write(put("note", "n1", `{}`), put("note", "n2", `{}`), put("note", "n3", `{}`))
@@ -60,6 +61,7 @@ func TestInitialFetchMatchesSession(t *testing.T) {
 // foreign after are bad_request.
 func TestFetchBadInput(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		e.write(put("note", "n1", `{}`), put("note", "n2", `{}`))
 		e.clock.Advance(10 * e.svc.opts.SafeWindow)
 		ses := e.session(alice())
@@ -92,6 +94,7 @@ func TestFetchBadInput(t *testing.T) {
 // many or bad ids are bad_request.
 func TestStateCheck(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		e.write(put("doc", "d1", `{"members":["alice"]}`)) // 1
 		e.write(put("doc", "d2", `{"members":["bob"]}`))   // 2
 		e.write(put("note", "n1", `{}`))                   // 3

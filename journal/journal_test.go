@@ -17,6 +17,7 @@ import (
 // carry none; nothing of an entity is sent while the user cannot see it.
 func TestPagesDescribeChanges(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("doc", "d1", `{"members":["alice"],"t":"a"}`))     // 1
 		e.write(put("secret", "x", `{"t":"never"}`))                   // 2
@@ -67,6 +68,7 @@ func TestPagesDescribeChanges(t *testing.T) {
 // byte, and applying it twice leaves the replica as once did.
 func TestSamePageTwice(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("note", "n1", `{}`))
 		e.write(put("doc", "d1", `{"members":["alice"]}`))
@@ -94,6 +96,7 @@ func TestSamePageTwice(t *testing.T) {
 // is not the end: only hasMore is.
 func TestLimitAndShortPages(t *testing.T) {
 	forEachDriver(t, Options{ScanBudget: 4, PageLimit: 3}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		for i := range 9 {
 			e.write(put("secret", "x"+string(rune('a'+i)), `{}`))
@@ -135,6 +138,7 @@ func TestLimitAndShortPages(t *testing.T) {
 // one is bad_request.
 func TestCursorBinding(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("note", "n1", `{}`))
 		e.settle()
@@ -176,6 +180,7 @@ func TestCursorBinding(t *testing.T) {
 // not annul the old cursor.
 func TestExpiry(t *testing.T) {
 	forEachDriver(t, Options{Retention: time.Hour}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		if want := start.Add(time.Hour); !ses.CursorExpiresAt.Equal(want) {
 			t.Fatalf("cursorExpiresAt %v, want %v", ses.CursorExpiresAt, want)
@@ -215,6 +220,7 @@ func TestExpiry(t *testing.T) {
 // settledSeq says how far is settled, and hasMore answers against it.
 func TestSafeWindow(t *testing.T) {
 	forEachDriver(t, Options{SafeWindow: 2 * time.Second}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("note", "n1", `{}`)) // 1 at t0
 		e.clock.Advance(time.Second)
@@ -245,6 +251,7 @@ func TestSafeWindow(t *testing.T) {
 // misses nothing after.
 func TestRenewWhileCaughtUp(t *testing.T) {
 	forEachDriver(t, Options{SafeWindow: 2 * time.Second}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		seen := map[string]bool{}
 		cur := ses.Cursor
@@ -290,6 +297,7 @@ func TestRenewWhileCaughtUp(t *testing.T) {
 // several steps).
 func TestSettledTailFarBack(t *testing.T) {
 	forEachDriver(t, Options{SafeWindow: 2 * time.Second}, func(e *env) {
+		t := e.t
 		batch := func(n int) {
 			ms := make([]changelog.Mutation, n)
 			for i := range ms {

@@ -60,6 +60,7 @@ func card(r *store.Record, props string) *store.Record {
 // warns nobody.
 func TestRecordUnreadable(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("doc", "d1", `{"members":["alice"]}`), put("doc", "d2", `{"members":["bob"]}`)) // 1, 2
 		d1, d2 := e.record("doc", "d1"), e.record("doc", "d2")
@@ -88,6 +89,7 @@ func TestRecordUnreadable(t *testing.T) {
 // records follow.
 func TestObjectUnavailable(t *testing.T) {
 	forEachDriver(t, Options{}, func(e *env) {
+		t := e.t
 		ses := e.session(alice())
 		e.write(put("doc", "d1", `{"members":["alice"]}`))
 		d1 := e.record("doc", "d1")
