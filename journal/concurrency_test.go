@@ -33,7 +33,10 @@ func TestConcurrentWritersAndReader(t *testing.T) {
 					if i%3 == 0 {
 						members = `["bob"]`
 					}
-					e.write(put("doc", id, `{"members":`+members+`}`), patch("doc", id, `{"n":1}`))
+					if _, err := e.tryWrite(put("doc", id, `{"members":`+members+`}`), patch("doc", id, `{"n":1}`)); err != nil {
+						t.Error(err)
+						return
+					}
 				}
 			})
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -108,16 +109,26 @@ func newEnv(t testing.TB, st store.Store, opts Options) *env {
 // write applies mutations to space s and returns the last seq.
 func (e *env) write(ms ...changelog.Mutation) int64 {
 	e.t.Helper()
+	seq, err := e.tryWrite(ms...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return seq
+}
+
+// tryWrite is write for goroutines other than the test's, which must not
+// call Fatal: it returns what write would fail with.
+func (e *env) tryWrite(ms ...changelog.Mutation) (int64, error) {
 	res, err := e.log.Write(e.ctx, changelog.WriteRequest{Space: "s", Mutations: ms, Provenance: store.Provenance{Actor: "owner", Via: "api"}})
 	if err != nil {
-		e.t.Fatalf("write: %v", err)
+		return 0, fmt.Errorf("write: %w", err)
 	}
 	for _, r := range res.Receipts {
 		if r.Status == store.ReceiptRejected {
-			e.t.Fatalf("write rejected: %+v", r)
+			return 0, fmt.Errorf("write rejected: %+v", r)
 		}
 	}
-	return res.LastSeq
+	return res.LastSeq, nil
 }
 
 // settle moves the clock past the safe window.
